@@ -1,0 +1,3 @@
+/* config.c: not written yet. */
+#include "autoconf.h"
+#include "config.h"

@@ -1,0 +1,3 @@
+/* cpualloc.c: not written yet. */
+#include "autoconf.h"
+#include "cpualloc.h"

@@ -1,0 +1,415 @@
+/*
+ * cpuset.c owns struct cpuset: a growable array of 64-bit words, the set
+ * algebra over it and the kernel list text form. Words past nwords are
+ * implicitly zero, so sets of different sizes combine freely.
+ */
+#include "autoconf.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpuset.h"
+#include "xmalloc.h"
+
+#define WORD_BITS	64
+#define MAX_WORDS	(CPUSET_SETSIZE / WORD_BITS)
+
+void
+cpuset_init(struct cpuset *s)
+{
+	s->nwords = 0;
+	s->w = NULL;
+}
+
+void
+cpuset_clear(struct cpuset *s)
+{
+	free(s->w);
+	cpuset_init(s);
+}
+
+struct cpuset *
+cpuset_new(void)
+{
+	struct cpuset	*s;
+
+	s = xmalloc(sizeof *s);
+	cpuset_init(s);
+	return (s);
+}
+
+void
+cpuset_free(struct cpuset *s)
+{
+	if (s == NULL)
+		return;
+	cpuset_clear(s);
+	free(s);
+}
+
+static void
+cpuset_grow(struct cpuset *s, uint32_t nwords)
+{
+	uint32_t	n;
+
+	if (nwords <= s->nwords)
+		return;
+	/* Round up to limit reallocations while a set is built id by id. */
+	n = s->nwords ? s->nwords : 2;
+	while (n < nwords)
+		n *= 2;
+	if (n > MAX_WORDS)
+		n = MAX_WORDS;
+	s->w = xreallocarray(s->w, n, sizeof *s->w);
+	memset(s->w + s->nwords, 0, (n - s->nwords) * sizeof *s->w);
+	s->nwords = n;
+}
+
+void
+cpuset_zero(struct cpuset *s)
+{
+	if (s->nwords != 0)
+		memset(s->w, 0, s->nwords * sizeof *s->w);
+}
+
+int
+cpuset_add(struct cpuset *s, int id)
+{
+	if (id < 0 || id > CPUSET_MAX_ID)
+		return (-ERANGE);
+	cpuset_grow(s, (uint32_t)id / WORD_BITS + 1);
+	s->w[id / WORD_BITS] |= 1ULL << (id % WORD_BITS);
+	return (0);
+}
+
+int
+cpuset_add_range(struct cpuset *s, int lo, int hi)
+{
+	int	id;
+
+	if (lo < 0 || hi > CPUSET_MAX_ID || lo > hi)
+		return (-ERANGE);
+	cpuset_grow(s, (uint32_t)hi / WORD_BITS + 1);
+	for (id = lo; id <= hi; id++)
+		s->w[id / WORD_BITS] |= 1ULL << (id % WORD_BITS);
+	return (0);
+}
+
+void
+cpuset_del(struct cpuset *s, int id)
+{
+	if (id < 0 || (uint32_t)id / WORD_BITS >= s->nwords)
+		return;
+	s->w[id / WORD_BITS] &= ~(1ULL << (id % WORD_BITS));
+}
+
+int
+cpuset_has(const struct cpuset *s, int id)
+{
+	if (id < 0 || (uint32_t)id / WORD_BITS >= s->nwords)
+		return (0);
+	return ((s->w[id / WORD_BITS] >> (id % WORD_BITS)) & 1);
+}
+
+void
+cpuset_copy(struct cpuset *dst, const struct cpuset *src)
+{
+	if (dst == src)
+		return;
+	cpuset_grow(dst, src->nwords);
+	if (src->nwords != 0)
+		memcpy(dst->w, src->w, src->nwords * sizeof *dst->w);
+	if (dst->nwords > src->nwords)
+		memset(dst->w + src->nwords, 0,
+		    (dst->nwords - src->nwords) * sizeof *dst->w);
+}
+
+void
+cpuset_move(struct cpuset *dst, struct cpuset *src)
+{
+	if (dst == src)
+		return;
+	free(dst->w);
+	*dst = *src;
+	cpuset_init(src);
+}
+
+void
+cpuset_or(struct cpuset *dst, const struct cpuset *src)
+{
+	uint32_t	i, n;
+
+	/* Grow only as far as src has bits, not to its allocation. */
+	n = src->nwords;
+	while (n > 0 && src->w[n - 1] == 0)
+		n--;
+	cpuset_grow(dst, n);
+	for (i = 0; i < n; i++)
+		dst->w[i] |= src->w[i];
+}
+
+void
+cpuset_and(struct cpuset *dst, const struct cpuset *src)
+{
+	uint32_t	i;
+
+	for (i = 0; i < dst->nwords; i++)
+		dst->w[i] &= i < src->nwords ? src->w[i] : 0;
+}
+
+void
+cpuset_andnot(struct cpuset *dst, const struct cpuset *src)
+{
+	uint32_t	i, n;
+
+	n = dst->nwords < src->nwords ? dst->nwords : src->nwords;
+	for (i = 0; i < n; i++)
+		dst->w[i] &= ~src->w[i];
+}
+
+int
+cpuset_count(const struct cpuset *s)
+{
+	uint32_t	i;
+	int		n = 0;
+
+	for (i = 0; i < s->nwords; i++)
+		n += __builtin_popcountll(s->w[i]);
+	return (n);
+}
+
+int
+cpuset_and_count(const struct cpuset *a, const struct cpuset *b)
+{
+	uint32_t	i, n;
+	int		c = 0;
+
+	n = a->nwords < b->nwords ? a->nwords : b->nwords;
+	for (i = 0; i < n; i++)
+		c += __builtin_popcountll(a->w[i] & b->w[i]);
+	return (c);
+}
+
+int
+cpuset_empty(const struct cpuset *s)
+{
+	uint32_t	i;
+
+	for (i = 0; i < s->nwords; i++)
+		if (s->w[i] != 0)
+			return (0);
+	return (1);
+}
+
+static uint64_t
+word(const struct cpuset *s, uint32_t i)
+{
+	return (i < s->nwords ? s->w[i] : 0);
+}
+
+int
+cpuset_equal(const struct cpuset *a, const struct cpuset *b)
+{
+	uint32_t	i, n;
+
+	n = a->nwords > b->nwords ? a->nwords : b->nwords;
+	for (i = 0; i < n; i++)
+		if (word(a, i) != word(b, i))
+			return (0);
+	return (1);
+}
+
+int
+cpuset_subset(const struct cpuset *a, const struct cpuset *b)
+{
+	uint32_t	i;
+
+	for (i = 0; i < a->nwords; i++)
+		if (a->w[i] & ~word(b, i))
+			return (0);
+	return (1);
+}
+
+int
+cpuset_intersects(const struct cpuset *a, const struct cpuset *b)
+{
+	uint32_t	i, n;
+
+	n = a->nwords < b->nwords ? a->nwords : b->nwords;
+	for (i = 0; i < n; i++)
+		if (a->w[i] & b->w[i])
+			return (1);
+	return (0);
+}
+
+/* Orders sets by their lowest differing id: the set holding it comes first. */
+int
+cpuset_cmp(const struct cpuset *a, const struct cpuset *b)
+{
+	uint32_t	i, n;
+	uint64_t	x, y, diff, low;
+
+	n = a->nwords > b->nwords ? a->nwords : b->nwords;
+	for (i = 0; i < n; i++) {
+		x = word(a, i);
+		y = word(b, i);
+		if ((diff = x ^ y) == 0)
+			continue;
+		low = diff & -diff;
+		return ((x & low) ? -1 : 1);
+	}
+	return (0);
+}
+
+int
+cpuset_next(const struct cpuset *s, int prev)
+{
+	uint32_t	i;
+	uint64_t	w;
+	int		start = prev + 1;
+
+	if (start < 0)
+		start = 0;
+	i = (uint32_t)start / WORD_BITS;
+	if (i >= s->nwords)
+		return (-1);
+	w = s->w[i] & (~0ULL << (start % WORD_BITS));
+	for (;;) {
+		if (w != 0)
+			return ((int)(i * WORD_BITS) + __builtin_ctzll(w));
+		if (++i >= s->nwords)
+			return (-1);
+		w = s->w[i];
+	}
+}
+
+int
+cpuset_first(const struct cpuset *s)
+{
+	return (cpuset_next(s, -1));
+}
+
+int
+cpuset_last(const struct cpuset *s)
+{
+	uint32_t	i;
+
+	for (i = s->nwords; i > 0; i--)
+		if (s->w[i - 1] != 0)
+			return ((int)((i - 1) * WORD_BITS) + 63 -
+			    __builtin_clzll(s->w[i - 1]));
+	return (-1);
+}
+
+/*
+ * Reads a decimal id at *pp. Returns the id, -1 when there is no digit,
+ * -2 when it is larger than CPUSET_MAX_ID.
+ */
+static int
+parse_id(const char **pp)
+{
+	const char	*p = *pp;
+	long		 v = 0;
+
+	if (!isdigit((unsigned char)*p))
+		return (-1);
+	while (isdigit((unsigned char)*p)) {
+		if (v <= CPUSET_MAX_ID)
+			v = v * 10 + (*p - '0');
+		p++;
+	}
+	*pp = p;
+	return (v > CPUSET_MAX_ID ? -2 : (int)v);
+}
+
+int
+cpuset_parse(struct cpuset *s, const char *text, char **cause)
+{
+	const char	*p, *tok, *end;
+	int		 lo, hi;
+
+	cpuset_zero(s);
+	p = text;
+	while (isspace((unsigned char)*p))
+		p++;
+	end = p + strlen(p);
+	while (end > p && isspace((unsigned char)end[-1]))
+		end--;
+	if (p == end)
+		return (0);
+
+	for (;;) {
+		tok = p;
+		hi = 0;
+		if ((lo = parse_id(&p)) < 0)
+			goto bad;
+		hi = lo;
+		if (*p == '-') {
+			p++;
+			if ((hi = parse_id(&p)) < 0)
+				goto bad;
+			if (hi < lo) {
+				if (cause != NULL)
+					xasprintf(cause, "bad cpuset \"%s\": range "
+					    "%d-%d is reversed", text, lo, hi);
+				goto fail;
+			}
+		}
+		cpuset_add_range(s, lo, hi);
+		if (p == end)
+			return (0);
+		if (*p != ',')
+			goto bad;
+		p++;
+	}
+
+bad:
+	if (cause != NULL) {
+		size_t	len = strcspn(tok, ",");
+
+		if (tok + len > end)
+			len = (size_t)(end - tok);
+		/* Say which kind of garbage it is: the ids are easy to fix. */
+		if (lo == -2 || hi == -2)
+			xasprintf(cause, "bad cpuset \"%s\": id in \"%.*s\" is "
+			    "above %d", text, (int)len, tok, CPUSET_MAX_ID);
+		else
+			xasprintf(cause, "bad cpuset \"%s\": \"%.*s\" is not an "
+			    "id or a range of ids", text, (int)len, tok);
+	}
+fail:
+	cpuset_zero(s);
+	return (-EINVAL);
+}
+
+char *
+cpuset_format(const struct cpuset *s)
+{
+	char	*buf;
+	size_t	 len = 0, size = 64;
+	int	 lo, hi, next, n;
+
+	buf = xmalloc(size);
+	buf[0] = '\0';
+	for (lo = cpuset_first(s); lo >= 0; lo = next) {
+		hi = lo;
+		while ((next = cpuset_next(s, hi)) == hi + 1)
+			hi = next;
+		/* Two ids, a comma, a dash and the NUL fit in 24 bytes. */
+		if (len + 24 > size) {
+			size *= 2;
+			buf = xreallocarray(buf, size, 1);
+		}
+		if (hi == lo)
+			n = snprintf(buf + len, size - len, "%s%d",
+			    len ? "," : "", lo);
+		else
+			n = snprintf(buf + len, size - len, "%s%d-%d",
+			    len ? "," : "", lo, hi);
+		len += (size_t)n;
+	}
+	return (buf);
+}

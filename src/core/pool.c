@@ -1,0 +1,3 @@
+/* pool.c: not written yet. */
+#include "autoconf.h"
+#include "pool.h"

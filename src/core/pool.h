@@ -1,0 +1,3 @@
+#ifndef TOPOAWARE_POOL_H
+#define TOPOAWARE_POOL_H
+#endif

@@ -1,0 +1,3 @@
+/* quantity.c: not written yet. */
+#include "autoconf.h"
+#include "quantity.h"

@@ -1,0 +1,3 @@
+/* topology.c: not written yet. */
+#include "autoconf.h"
+#include "topology.h"

@@ -1,0 +1,3 @@
+#include "autoconf.h"
+#include <criterion/criterion.h>
+#include "testlib.h"

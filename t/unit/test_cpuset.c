@@ -1,0 +1,168 @@
+/*
+ * test_cpuset.c: the list form (R-TOPO-2) both ways, garbage refused with
+ * the offending text named, and the set algebra.
+ */
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpuset.h"
+#include "testlib.h"
+
+static void
+roundtrip(const char *in, const char *want)
+{
+	struct cpuset	 s = CPUSET_INITIALIZER;
+	char		*cause = NULL, *out;
+
+	cr_assert_eq(cpuset_parse(&s, in, &cause), 0, "\"%s\": %s", in,
+	    cause ? cause : "");
+	out = cpuset_format(&s);
+	cr_assert_str_eq(out, want, "\"%s\" formats as \"%s\"", in, out);
+	free(out);
+	cpuset_clear(&s);
+}
+
+Test(cpuset, list_form)
+{
+	roundtrip("", "");
+	roundtrip("  \n", "");
+	roundtrip("0", "0");
+	roundtrip("0-3,8", "0-3,8");
+	roundtrip("4,5", "4-5");
+	roundtrip("8,0,1,2,3", "0-3,8");
+	roundtrip("0-3,2-5", "0-5");
+	roundtrip("10-11,0,63,64,127,128\n", "0,10-11,63-64,127-128");
+	roundtrip("8191", "8191");
+	roundtrip("0-8191", "0-8191");
+	roundtrip("7-7", "7");
+}
+
+static void
+refused(const char *in, const char *named)
+{
+	struct cpuset	 s = CPUSET_INITIALIZER;
+	char		*cause = NULL;
+
+	cpuset_add(&s, 1);
+	cr_assert_eq(cpuset_parse(&s, in, &cause), -EINVAL, "\"%s\" accepted",
+	    in);
+	cr_assert_not_null(cause);
+	cr_assert_not_null(strstr(cause, named), "cause \"%s\" does not name "
+	    "\"%s\"", cause, named);
+	cr_assert(cpuset_empty(&s), "a refused parse leaves the set empty");
+	free(cause);
+	cpuset_clear(&s);
+}
+
+Test(cpuset, garbage_refused)
+{
+	refused("1-", "\"1-\"");
+	refused("3-1", "3-1");
+	refused("a", "\"a\"");
+	refused("1,a", "\"a\"");
+	refused("1,,2", "\"1,,2\"");
+	refused("1,", "\"1,\"");
+	refused("-1", "\"-1\"");
+	refused("8192", "above 8191");
+	refused("0-9000", "above 8191");
+	refused("99999999999999999999999", "above 8191");
+	refused("1 2", "\"1 2\"");
+	refused("0-7:2", "0-7:2");
+}
+
+Test(cpuset, ids_out_of_range)
+{
+	struct cpuset	s = CPUSET_INITIALIZER;
+
+	cr_assert_eq(cpuset_add(&s, 8192), -ERANGE);
+	cr_assert_eq(cpuset_add(&s, -1), -ERANGE);
+	cr_assert_eq(cpuset_add(&s, 8191), 0);
+	cr_assert(cpuset_has(&s, 8191));
+	cr_assert(!cpuset_has(&s, 100000));
+	cr_assert_eq(cpuset_add_range(&s, 5, 4), -ERANGE);
+	cpuset_clear(&s);
+}
+
+Test(cpuset, algebra)
+{
+	struct cpuset	*a = testlib_set("0-7,64-65"), *b = testlib_set("4-11");
+	struct cpuset	 c = CPUSET_INITIALIZER;
+
+	cpuset_copy(&c, a);
+	cpuset_or(&c, b);
+	testlib_assert_set(&c, "0-11,64-65");
+	cpuset_copy(&c, a);
+	cpuset_and(&c, b);
+	testlib_assert_set(&c, "4-7");
+	cpuset_copy(&c, a);
+	cpuset_andnot(&c, b);
+	testlib_assert_set(&c, "0-3,64-65");
+	cr_assert_eq(cpuset_and_count(a, b), 4);
+	cr_assert(cpuset_intersects(a, b));
+	cr_assert(!cpuset_subset(a, b));
+	cpuset_copy(&c, b);
+	cpuset_and(&c, a);
+	cr_assert(cpuset_subset(&c, a) && cpuset_subset(&c, b));
+	cr_assert(!cpuset_equal(a, b));
+	cpuset_copy(&c, a);
+	cr_assert(cpuset_equal(&c, a));
+	/* A short set and a long one that only differ in zero words. */
+	cpuset_del(&c, 64);
+	cpuset_del(&c, 65);
+	cpuset_clear(b);
+	cpuset_add_range(b, 0, 7);
+	cr_assert(cpuset_equal(&c, b));
+	cpuset_zero(&c);
+	cr_assert(cpuset_empty(&c));
+	cr_assert_eq(cpuset_count(&c), 0);
+	cpuset_free(a);
+	cpuset_free(b);
+	cpuset_clear(&c);
+}
+
+Test(cpuset, iteration_and_order)
+{
+	struct cpuset	*s = testlib_set("3,63,64,200,8191");
+	struct cpuset	*t = testlib_set("3,64");
+	int		 id, ids[8], n = 0;
+
+	CPUSET_FOREACH(id, s)
+		ids[n++] = id;
+	cr_assert_eq(n, 5);
+	cr_assert(ids[0] == 3 && ids[1] == 63 && ids[2] == 64 &&
+	    ids[3] == 200 && ids[4] == 8191);
+	cr_assert_eq(cpuset_count(s), 5);
+	cr_assert_eq(cpuset_first(s), 3);
+	cr_assert_eq(cpuset_last(s), 8191);
+	cr_assert_eq(cpuset_next(s, 8191), -1);
+	/* {3,63,...} holds 63 that {3,64} lacks, so it orders first. */
+	cr_assert_lt(cpuset_cmp(s, t), 0);
+	cr_assert_gt(cpuset_cmp(t, s), 0);
+	cr_assert_eq(cpuset_cmp(s, s), 0);
+	cpuset_free(s);
+	cpuset_free(t);
+	cpuset_free(NULL);
+}
+
+Test(cpuset, move_and_empty_sets)
+{
+	struct cpuset	 a = CPUSET_INITIALIZER, b = CPUSET_INITIALIZER;
+	char		*out;
+
+	cr_assert_eq(cpuset_first(&a), -1);
+	cr_assert_eq(cpuset_last(&a), -1);
+	cr_assert(cpuset_empty(&a));
+	out = cpuset_format(&a);
+	cr_assert_str_eq(out, "");
+	free(out);
+	cpuset_add(&a, 100);
+	cpuset_move(&b, &a);
+	cr_assert(cpuset_empty(&a));
+	cr_assert(cpuset_has(&b, 100));
+	cpuset_clear(&a);
+	cpuset_clear(&b);
+}

@@ -1,0 +1,104 @@
+/*
+ * testlib.c: the helpers of testlib.h. Paths come from the environment
+ * that t/run-test and the Makefile set; nothing here reads the host's /sys.
+ */
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sysfs.h"
+#include "testlib.h"
+#include "xmalloc.h"
+
+static const char *
+env(const char *name)
+{
+	const char	*v = getenv(name);
+
+	cr_assert(v != NULL && *v != '\0', "%s is not set: run the tests "
+	    "through make check", name);
+	return (v);
+}
+
+const char *
+testlib_sysfs(const char *machine)
+{
+	static char	path[PATH_MAX];
+	struct stat	sb;
+
+	snprintf(path, sizeof path, "%s/%s", env("TOPOAWARE_SYSFS"), machine);
+	cr_assert(stat(path, &sb) == 0 && S_ISDIR(sb.st_mode),
+	    "no recorded machine %s", path);
+	return (path);
+}
+
+char *
+testlib_tmpdir(void)
+{
+	char	*dir;
+
+	xasprintf(&dir, "%s/dir.XXXXXX", env("TOPOAWARE_TMP"));
+	cr_assert(mkdtemp(dir) != NULL, "mkdtemp %s", dir);
+	return (dir);
+}
+
+char *
+testlib_mksysfs(const char *spec)
+{
+	char	*dir, *cmd;
+	int	 rc;
+
+	dir = testlib_tmpdir();
+	xasprintf(&cmd, "'%s/topoaware-mksysfs' '%s' '%s'",
+	    env("TOPOAWARE_BUILDDIR"), spec, dir);
+	rc = system(cmd);
+	cr_assert(rc == 0, "%s failed (%d)", cmd, rc);
+	free(cmd);
+	return (dir);
+}
+
+struct topology *
+testlib_topology(const char *root)
+{
+	struct topology	*t = NULL;
+	char		*cause = NULL;
+	int		 rc;
+
+	rc = sysfs_discover(root, &t, &cause);
+	cr_assert(rc == 0, "discovery of %s failed: %s", root,
+	    cause ? cause : "?");
+	cr_assert(t != NULL);
+	return (t);
+}
+
+struct topology *
+testlib_machine(const char *machine)
+{
+	return (testlib_topology(testlib_sysfs(machine)));
+}
+
+struct cpuset *
+testlib_set(const char *text)
+{
+	struct cpuset	*s = cpuset_new();
+	char		*cause = NULL;
+
+	cr_assert(cpuset_parse(s, text, &cause) == 0, "bad literal %s: %s",
+	    text, cause ? cause : "?");
+	return (s);
+}
+
+void
+testlib_assert_set(const struct cpuset *s, const char *want)
+{
+	char	*got = cpuset_format(s);
+
+	cr_assert_str_eq(got, want, "cpuset is \"%s\", expected \"%s\"", got,
+	    want);
+	free(got);
+}
