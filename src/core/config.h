@@ -63,7 +63,12 @@ enum config_type {
 	CONFIG_OBJECT
 };
 
-/* One row of the schema table, exported for the man page and the dump. */
+/*
+ * One row of the schema table, exported for the man page and the dump.
+ * Rows come in document order, an object's row before its keys. A
+ * CONFIG_OBJECT row only groups keys: its default is "{}" and its reload
+ * mode is that of its keys.
+ */
 struct config_key {
 	const char		*path;		/* dotted, e.g. "dra.driverName" */
 	enum config_type	 type;
@@ -72,21 +77,40 @@ struct config_key {
 	const char *const	*choices;	/* CONFIG_ENUM, NULL-terminated */
 	enum config_reload	 reload;
 	const char		*help;
+	/* Accepted values in words, for types without min/max or choices. */
+	const char		*syntax;
+	/* Where the value lives in struct config; for CONFIG_STRING_LIST
+	 * count_off is where its size_t count lives. */
+	size_t			 off, count_off;
+	/* Extra check of a string value (or of each list item): 0, or -1
+	 * with *why (caller frees) saying what is wrong, without the path. */
+	int			(*check)(const char *, char **why);
 };
 
 const struct config_key	*config_schema(size_t *);
+/* "boolean", "integer", "string", "list of strings", "object". */
+const char		*config_type_name(enum config_type);
+/* A row's accepted values in words: "1..86400", "high|normal|low|none",
+ * "true|false" or its syntax text (caller frees). */
+char			*config_key_range(const struct config_key *);
+/* TopologyAwarePolicy keys refused as "<key>: not supported", dotted,
+ * NULL-terminated. */
+const char *const	*config_unsupported(void);
 
 /* The embedded defaults. Never fails. */
 struct config	*config_new(void);
 void		 config_free(struct config *);
 struct config	*config_dup(const struct config *);
 
-/* Parse and validate a JSON document. 0, or -EINVAL with *cause naming the
- * dotted path of the first bad key (caller frees). */
+/* Parse and validate a JSON document; absent keys keep their defaults.
+ * 0, or -EINVAL with *cause naming the dotted path of the first bad key,
+ * or the line and column of a JSON syntax error (caller frees). */
 int		 config_parse(const char *, size_t, struct config **, char **);
 int		 config_from_json(json_t *, struct config **, char **);
 
-/* Every key with its effective value (new reference). */
+/* Every key with its effective value, nested as in the file (new
+ * reference); availableResources.cpu is "" for all online CPUs. Parsing
+ * the dump gives an equal config. */
 json_t		*config_dump(const struct config *);
 
 /* 0 when b can replace a on reload; else -EINVAL with *cause naming the
@@ -97,10 +121,14 @@ int		 config_check_reload(const struct config *, const struct config *,
 /*
  * Resolve availableResources.cpu and reservedResources.cpu against the
  * machine (anchor §5.1): allowed = available ∩ online; reserved from a
- * cpuset, an exclude-cpuset or a quantity rounded up to whole CPUs and
- * picked by the CPU allocator from allowed − isolated at normal priority.
- * Fails when reserved is empty, not ⊆ allowed, or holds an isolated CPU
- * while not being a single CPU.
+ * cpuset, an exclude-cpuset (allowed minus the list) or a quantity
+ * rounded up to whole CPUs and picked by the CPU allocator from
+ * allowed − isolated at normal priority with every allocator flag.
+ * Fails when allowed is empty, reserved is empty, not ⊆ allowed, holds an
+ * isolated CPU while not being a single CPU, or asks for more CPUs than
+ * allowed − isolated holds. allowed and reserved are initialized sets of
+ * the caller, overwritten on success and left empty on failure; *cause
+ * names the dotted path and the CPUs at fault.
  */
 int		 config_resolve_cpus(const struct config *,
 		     const struct topology *, struct cpuset *allowed,

@@ -20,10 +20,32 @@
  * On success returns 0, *result holds exactly cnt CPUs and they are
  * removed from *from. When from holds fewer than cnt CPUs, or the
  * CPUs cannot be picked, returns -ENOSPC with *cause (caller frees) and
- * changes neither set. cnt 0 succeeds with an empty result.
+ * changes neither set (upstream returns an empty set and no error). A
+ * negative cnt or an unknown priority is -EINVAL. cnt 0 succeeds with an
+ * empty result; cnt == |from| returns all of from. cause may be NULL.
+ *
+ * cpualloc_take() derives what it needs from the topology on every call;
+ * it is cpualloc_new(), cpualloc_pick() and cpualloc_free() in one.
  */
 int	cpualloc_take(const struct topology *, struct cpuset *from, int cnt,
 	    enum cpu_prio prefer, unsigned flags, struct cpuset *result,
 	    char **cause);
+
+/*
+ * An allocator for one topology, as upstream's NewCPUAllocator: it keeps
+ * what can be derived once (cores as thread lists, cache groups) and the
+ * scratch of a pick, so cpualloc_pick() is the fast path on big machines.
+ * It reads priorities, core kinds and clusters from the topology at each
+ * pick, so the override hooks need no new allocator; after another
+ * topology_finish() it must be made again. The topology must outlive it.
+ * One pick at a time (the scratch is shared); picks never call back.
+ */
+struct cpualloc;
+
+struct cpualloc	*cpualloc_new(const struct topology *);
+void		 cpualloc_free(struct cpualloc *);
+int		 cpualloc_pick(struct cpualloc *, struct cpuset *from, int cnt,
+		     enum cpu_prio prefer, unsigned flags,
+		     struct cpuset *result, char **cause);
 
 #endif

@@ -10,7 +10,10 @@
  * model is read-only except for the override hooks at the end of this file.
  *
  * Element structs are public for fast read access; the topology owns them
- * and every pointer returned stays valid until topology_free().
+ * and every pointer returned stays valid until topology_free() or the next
+ * topology_finish() (builders may be called again after a finish; the next
+ * finish re-derives everything from all inputs). topology_set_cluster()
+ * and topology_set_kind() replace the dies' cluster arrays.
  */
 #ifndef TOPOAWARE_TOPOLOGY_H
 #define TOPOAWARE_TOPOLOGY_H
@@ -82,6 +85,8 @@ struct topo_cluster {
 	int		 index;		/* within the die */
 	struct cpuset	 cpus;
 	enum core_kind	 kind;		/* of its first CPU */
+	int		 id;		/* cluster_id (of its lowest CPU when
+					   merged); ascending with index */
 };
 
 struct topo_die {
@@ -123,7 +128,18 @@ struct topology;
 struct topology	*topology_new(void);
 void		 topology_free(struct topology *);
 
-/* Builders: 0 or a negative errno with *cause (caller frees). */
+/*
+ * Builders: 0 or a negative errno with *cause (caller frees). A CPU id
+ * or node id outside 0-8191 or given twice is refused. The topology
+ * copies what it is given. topology_add_cache() is called once per CPU
+ * that reports the cache; equal level, type and CPU set are one cache.
+ * A node's distance row is indexed by node index (ascending id) and has
+ * one entry per node, or none (ndistance 0: 10 to itself, 20 elsewhere).
+ * Without any node, finishing makes node 0 of all CPUs, without memory.
+ * topology_finish() also refuses thread siblings that are not known
+ * CPUs, rows of the wrong length, a CPU in two nodes and an online CPU
+ * without package/die/core ids or outside every node (when nodes exist).
+ */
 int	 topology_add_cpu(struct topology *, const struct topo_cpu_info *,
 	     char **);
 int	 topology_add_cache(struct topology *, int cpu, int level, char type,
@@ -139,10 +155,13 @@ const struct cpuset	*topology_isolated(const struct topology *);
 int			 topology_ncores(const struct topology *);
 int			 topology_threads_per_core(const struct topology *);
 int			 topology_hybrid(const struct topology *);
+/* Online CPUs of a priority; CPU_PRIO_NONE gives all online CPUs. */
 const struct cpuset	*topology_prio_cpus(const struct topology *,
 			     enum cpu_prio);
 
-/* Elements by index (ascending id) and by id; NULL when absent. */
+/* Elements by index (ascending id) and by id; NULL (index -1) when absent.
+ * topology_cpu() takes a CPU id and also knows offline CPUs (online 0,
+ * core and cluster -1); derived sets hold online CPUs only. */
 int			 topology_npackages(const struct topology *);
 const struct topo_package *topology_package(const struct topology *, int);
 const struct topo_package *topology_package_by_id(const struct topology *,
@@ -151,6 +170,7 @@ int			 topology_nnodes(const struct topology *);
 const struct topo_node	*topology_node(const struct topology *, int);
 const struct topo_node	*topology_node_by_id(const struct topology *, int);
 int			 topology_node_index(const struct topology *, int);
+/* Distance between two node ids, -1 when either is unknown. */
 int			 topology_node_distance(const struct topology *, int,
 			     int);
 int			 topology_ncaches(const struct topology *);
@@ -160,8 +180,10 @@ const struct topo_cpu	*topology_cpu(const struct topology *, int);
 
 /*
  * Override hooks for tests and simulations, used after topology_finish():
- * force the priority of some CPUs, or regroup CPUs into clusters and
- * re-derive the cluster view.
+ * force the priority of some CPUs (CPU_PRIO_NONE drops the forcing), set
+ * the cluster_id of some CPUs (-1: none; an unknown CPU is -ENOENT) or
+ * their core kind, and re-derive what depends on it (priority sets,
+ * clusters, hybrid). The overrides are kept across topology_finish().
  */
 void	 topology_set_prio(struct topology *, const struct cpuset *,
 	     enum cpu_prio);

@@ -1,0 +1,1230 @@
+/*
+ * policy.c owns the policy state machine: building a policy for a topology
+ * and configuration, container grants (create, update, remove, sync),
+ * choosing a pool by score (anchor §2.3), the pinning each grant yields
+ * (§2.5), the updates of other containers after every change (§4, R-POOL-4)
+ * and reconfiguration (§5.3, R-CONF-3). Claims live in claim.c and the
+ * saved document in state.c.
+ *
+ * Transactions: simple operations check everything before they change
+ * anything, or undo exactly what they did; operations that touch every
+ * grant (sync, reconfigure, restore) build a new policy beside the old one
+ * and swap the two only when all of it succeeded.
+ */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy_priv.h"
+#include "view.h"
+#include "xmalloc.h"
+
+void
+pinning_init(struct pinning *p)
+{
+	memset(p, 0, sizeof *p);
+	cpuset_init(&p->cpus);
+	cpuset_init(&p->mems);
+}
+
+void
+pinning_clear(struct pinning *p)
+{
+	free(p->id);
+	cpuset_clear(&p->cpus);
+	cpuset_clear(&p->mems);
+	pinning_init(p);
+}
+
+void
+pinning_copy(struct pinning *dst, const struct pinning *src)
+{
+	free(dst->id);
+	dst->id = src->id != NULL ? xstrdup(src->id) : NULL;
+	dst->pin_cpus = src->pin_cpus;
+	dst->pin_mems = src->pin_mems;
+	dst->shares = src->shares;
+	cpuset_copy(&dst->cpus, &src->cpus);
+	cpuset_copy(&dst->mems, &src->mems);
+}
+
+int
+pinning_equal(const struct pinning *a, const struct pinning *b)
+{
+	return (a->pin_cpus == b->pin_cpus && a->pin_mems == b->pin_mems &&
+	    a->shares == b->shares && cpuset_equal(&a->cpus, &b->cpus) &&
+	    cpuset_equal(&a->mems, &b->mems));
+}
+
+void
+policy_effects_init(struct policy_effects *fx)
+{
+	memset(fx, 0, sizeof *fx);
+	pinning_init(&fx->self);
+	cpuset_init(&fx->claim_cpus);
+}
+
+void
+policy_effects_clear(struct policy_effects *fx)
+{
+	int	i;
+
+	pinning_clear(&fx->self);
+	for (i = 0; i < fx->nupdates; i++)
+		pinning_clear(&fx->updates[i]);
+	free(fx->updates);
+	cpuset_clear(&fx->claim_cpus);
+	for (i = 0; i < fx->nedits; i++)
+		free(fx->edits[i]);
+	free(fx->edits);
+	for (i = 0; i < fx->nwarnings; i++)
+		free(fx->warnings[i]);
+	free(fx->warnings);
+	policy_effects_init(fx);
+}
+
+void
+policy_warn(struct policy_effects *fx, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg;
+
+	if (fx == NULL)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = xstrdup("(warning lost: out of memory)");
+	va_end(ap);
+	fx->warnings = xreallocarray(fx->warnings, fx->nwarnings + 1,
+	    sizeof *fx->warnings);
+	fx->warnings[fx->nwarnings++] = msg;
+}
+
+struct grant *
+grant_new(const char *key, enum grant_kind kind)
+{
+	struct grant	*g;
+
+	g = xcalloc(1, sizeof *g);
+	g->key = xstrdup(key);
+	g->kind = kind;
+	cpuset_init(&g->exclusive);
+	pinning_init(&g->applied);
+	return (g);
+}
+
+void
+grant_free(struct grant *g)
+{
+	int	i;
+
+	if (g == NULL)
+		return;
+	free(g->key);
+	cpuset_clear(&g->exclusive);
+	cspec_clear(&g->spec);
+	for (i = 0; i < g->nclaims; i++)
+		free(g->claims[i]);
+	free(g->claims);
+	pinning_clear(&g->applied);
+	free(g);
+}
+
+void
+grant_free_all(struct strmap *m)
+{
+	void	**v;
+	size_t	  i, n;
+
+	if (m == NULL)
+		return;
+	v = strmap_values(m, &n);
+	for (i = 0; i < n; i++)
+		grant_free(v[i]);
+	free(v);
+	strmap_free(m);
+}
+
+static int
+grant_cmp(const void *a, const void *b)
+{
+	const struct grant	*x = *(const struct grant *const *)a;
+	const struct grant	*y = *(const struct grant *const *)b;
+
+	return (strcmp(x->key, y->key));
+}
+
+/* Every grant of a map sorted by key (caller frees the array). */
+struct grant **
+policy_sorted(const struct strmap *m, size_t *n)
+{
+	struct grant	**v = (struct grant **)strmap_values(m, n);
+
+	qsort(v, *n, sizeof *v, grant_cmp);
+	return (v);
+}
+
+int
+policy_build(const struct topology *t, const struct config *cfg,
+    struct policy **out, char **cause)
+{
+	struct policy	*P;
+	int		 rc;
+
+	*out = NULL;
+	P = xcalloc(1, sizeof *P);
+	P->topo = t;
+	P->cfg = config_dup(cfg);
+	cpuset_init(&P->allowed);
+	cpuset_init(&P->reserved);
+	if ((rc = config_resolve_cpus(cfg, t, &P->allowed, &P->reserved,
+	    cause)) != 0 ||
+	    (rc = pool_tree_new(t, &P->allowed, &P->reserved, &P->tree,
+	    cause)) != 0) {
+		policy_free(P);
+		return (rc);
+	}
+	supply_init_all(P);
+	P->ctrs = strmap_new();
+	P->claims = strmap_new();
+	P->ndevs = dradev_list(P->tree, &P->devs);
+	*out = P;
+	return (0);
+}
+
+int
+policy_new(const struct topology *t, const struct config *cfg,
+    struct policy **out, char **cause)
+{
+	return (policy_build(t, cfg, out, cause));
+}
+
+void
+policy_free(struct policy *P)
+{
+	if (P == NULL)
+		return;
+	grant_free_all(P->ctrs);
+	grant_free_all(P->claims);
+	supply_clear_all(P);
+	pool_tree_free(P->tree);
+	config_free(P->cfg);
+	cpuset_clear(&P->allowed);
+	cpuset_clear(&P->reserved);
+	dradev_free_list(P->devs, P->ndevs);
+	free(P);
+}
+
+void
+policy_swap(struct policy *a, struct policy *b)
+{
+	struct policy	tmp = *a;
+
+	*a = *b;
+	*b = tmp;
+}
+
+/* Scoring (anchor §2.3). */
+
+struct score {
+	int	isolated;
+	int	shared;
+	int	reserved;
+	int	colocated;
+	int	prio[CPU_PRIO_COUNT];
+	double	affinity;
+	int	mems;
+};
+
+struct scoring {
+	const struct policy	*P;
+	const struct request	*r;
+	const struct cspec	*spec;
+	struct score		*scores;	/* by pool id */
+	int			 target;	/* unlimited burstable level */
+};
+
+static int
+pool_level(const struct pool *p)
+{
+	switch (p->kind) {
+	case POOL_VIRTUAL:
+		return (UB_SYSTEM);
+	case POOL_SOCKET:
+		return (UB_PACKAGE);
+	case POOL_DIE:
+		return (UB_DIE);
+	case POOL_NUMA:
+		return (UB_NUMA);
+	case POOL_L3:
+		return (UB_L3CACHE);
+	}
+	return (UB_SYSTEM);
+}
+
+/* The configured level for unlimited burstable containers, snapped to a
+ * level the tree has: the nearest shallower one, else the nearest deeper. */
+static int
+burstable_level(const struct policy *P)
+{
+	int	have[UB_L3CACHE + 1] = { 0 }, want, i;
+
+	for (i = 0; i < pool_tree_count(P->tree); i++)
+		have[pool_level(pool_tree_get(P->tree, i))] = 1;
+	want = P->cfg->unlimited_burstable;
+	for (i = want; i >= UB_SYSTEM; i--)
+		if (have[i])
+			return (i);
+	for (i = want; i <= UB_L3CACHE; i++)
+		if (have[i])
+			return (i);
+	return (want);
+}
+
+static void
+score_pools(struct scoring *sc)
+{
+	const struct policy	*P = sc->P;
+	const struct request	*r = sc->r;
+	const struct pool	*p, *a, *q;
+	struct grant		**v;
+	double			*aff, w, sum;
+	size_t			 i, n;
+	int			 id, full, part, k, np, lp, hp;
+
+	np = pool_tree_count(P->tree);
+	aff = xcalloc((size_t)np, sizeof *aff);
+	full = r->full;
+	part = r->fraction;
+	if (full == 0 && part == 0)
+		part = 1;
+
+	/* Colocation counts and implicit affinities from the other grants. */
+	v = (struct grant **)strmap_values(P->ctrs, &n);
+	for (i = 0; i < n; i++) {
+		if (v[i]->pool == NULL || strcmp(v[i]->key, sc->spec->id) == 0)
+			continue;
+		if (v[i]->type == r->type)
+			sc->scores[v[i]->pool->id].colocated++;
+		w = 0;
+		if (P->cfg->colocate_pods && sc->spec->pod != NULL &&
+		    v[i]->spec.pod != NULL &&
+		    strcmp(sc->spec->pod, v[i]->spec.pod) == 0)
+			w += 10;
+		if (P->cfg->colocate_namespaces && sc->spec->ns != NULL &&
+		    v[i]->spec.ns != NULL &&
+		    strcmp(sc->spec->ns, v[i]->spec.ns) == 0)
+			w += 10;
+		aff[v[i]->pool->id] += w;
+	}
+	free(v);
+
+	for (id = 0; id < np; id++) {
+		struct score	*s = &sc->scores[id];
+		const struct supply *sup = &P->sup[id];
+
+		p = pool_tree_get(P->tree, id);
+		s->reserved = supply_allocatable_reserved(P, p);
+		s->shared = supply_allocatable_shared(P, p);
+		s->mems = cpuset_count(&p->mems_type[MEM_TYPE_DRAM]);
+		if (r->type == CPU_RESERVED)
+			s->reserved -= part;
+		else {
+			if (r->isolate)
+				s->isolated = cpuset_count(&sup->isolated) - full;
+			if (!r->isolate || s->isolated < 0)
+				s->shared -= 1000 * full;
+			s->shared -= part;
+			hp = cpuset_and_count(topology_prio_cpus(P->topo,
+			    CPU_PRIO_HIGH), &sup->sharable);
+			lp = cpuset_and_count(topology_prio_cpus(P->topo,
+			    CPU_PRIO_LOW), &sup->sharable);
+			k = cpuset_and_count(topology_prio_cpus(P->topo,
+			    CPU_PRIO_NORMAL), &sup->sharable);
+			s->prio[CPU_PRIO_HIGH] = 1000 * hp - (1000 * full + part);
+			s->prio[CPU_PRIO_LOW] = 1000 * lp - (1000 * full + part);
+			s->prio[CPU_PRIO_NORMAL] = 1000 * k - (1000 * full + part);
+		}
+		/* Affinity diluted by 0.75 per edge, up the tree and down. */
+		sum = 0;
+		w = 0.75;
+		for (a = p->parent; a != NULL; a = a->parent, w *= 0.75)
+			sum += w * aff[a->id];
+		for (k = 0; k <= id; k++) {
+			q = pool_tree_get(P->tree, k);
+			if (q != p && !pool_is_ancestor(p, q))
+				continue;
+			for (w = 1, lp = q->depth; lp > p->depth; lp--)
+				w *= 0.75;
+			sum += w * aff[k];
+		}
+		s->affinity = sum;
+	}
+	free(aff);
+}
+
+/* < 0 when pool x is the better choice, > 0 when y is (compareScores). */
+static int
+score_cmp(const struct scoring *sc, const struct pool *x, const struct pool *y)
+{
+	const struct request	*r = sc->r;
+	const struct score	*s1 = &sc->scores[x->id], *s2 = &sc->scores[y->id];
+	int			 l1, l2, b1, b2;
+
+	if (r->type == CPU_NORMAL) {
+		if ((s2->isolated < 0 && s1->isolated >= 0) ||
+		    (s2->shared < 0 && s1->shared >= 0))
+			return (-1);
+		if ((s1->isolated < 0 && s2->isolated >= 0) ||
+		    (s1->shared < 0 && s2->shared >= 0))
+			return (1);
+	} else if (r->type == CPU_RESERVED) {
+		if (s2->reserved < 0 && s1->reserved >= 0)
+			return (-1);
+		if (s1->reserved < 0 && s2->reserved >= 0)
+			return (1);
+	}
+	if (s1->affinity != s2->affinity)
+		return (s1->affinity > s2->affinity ? -1 : 1);
+
+	if (sc->spec->qos == QOS_BURSTABLE) {
+		b1 = supply_allocatable_shared(sc->P, x);
+		b2 = supply_allocatable_shared(sc->P, y);
+		if (r->limit != UNLIMITED_CPU) {
+			if (b1 - r->limit >= 0 && b2 - r->limit < 0)
+				return (-1);
+			if (b2 - r->limit >= 0 && b1 - r->limit < 0)
+				return (1);
+		} else {
+			l1 = pool_level(x);
+			l2 = pool_level(y);
+			if (l1 == sc->target && l2 != sc->target)
+				return (-1);
+			if (l2 == sc->target && l1 != sc->target)
+				return (1);
+			if (l1 == sc->target && l2 == sc->target) {
+				if (b1 != b2)
+					return (b1 > b2 ? -1 : 1);
+				return (x->id - y->id);
+			}
+			if (l1 > sc->target && l2 < sc->target)
+				return (-1);
+			if (l2 > sc->target && l1 < sc->target)
+				return (1);
+			return (x->id - y->id);
+		}
+	}
+	if (s1->mems != s2->mems && s1->mems > 0 && s2->mems > 0)
+		return (s1->mems < s2->mems ? -1 : 1);
+
+	if (r->prio == CPU_PRIO_LOW || r->prio == CPU_PRIO_HIGH) {
+		b1 = s1->prio[r->prio];
+		b2 = s2->prio[r->prio];
+		if (b1 >= 0 && b2 < 0)
+			return (-1);
+		if (b1 < 0 && b2 >= 0)
+			return (1);
+	}
+	if (x->depth != y->depth)
+		return (x->depth > y->depth ? -1 : 1);
+
+	if (r->type == CPU_RESERVED) {
+		b1 = s1->reserved / (s1->colocated + 1);
+		b2 = s2->reserved / (s2->colocated + 1);
+		if (b1 != b2)
+			return (b1 > b2 ? -1 : 1);
+	} else if (r->type == CPU_NORMAL) {
+		if (r->isolate && (s1->isolated > 0 || s2->isolated > 0)) {
+			if (s1->isolated != s2->isolated)
+				return (s1->isolated > s2->isolated ? -1 : 1);
+			return (x->id - y->id);
+		}
+		if (r->prio == CPU_PRIO_NORMAL) {
+			b1 = s1->prio[CPU_PRIO_NORMAL];
+			b2 = s2->prio[CPU_PRIO_NORMAL];
+			if (b1 >= 0 && b2 < 0)
+				return (-1);
+			if (b1 < 0 && b2 >= 0)
+				return (1);
+		}
+		if (r->full > 0 && (s1->shared > 0 || s2->shared > 0)) {
+			if (s1->shared != s2->shared)
+				return (s1->shared > s2->shared ? -1 : 1);
+			return (x->id - y->id);
+		}
+		if (s1->colocated != s2->colocated)
+			return (s1->colocated < s2->colocated ? -1 : 1);
+		if (s1->shared != s2->shared)
+			return (s1->shared > s2->shared ? -1 : 1);
+	}
+	return (x->id - y->id);
+}
+
+/*
+ * Allocate a container grant: reserved requests from the root, the others
+ * from the best pool by score, or the hinted pool (its old one on update)
+ * when that one can still take it.
+ */
+int
+policy_allocate_container(struct policy *P, struct grant *g,
+    const char *hint, char **cause)
+{
+	struct scoring	 sc;
+	struct request	 r = g->req;
+	struct pool	*best = NULL, *p;
+	char		*why = NULL;
+	int		 i, rc;
+
+	if (r.type == CPU_RESERVED &&
+	    cpuset_empty(&pool_tree_root(P->tree)->reserved))
+		r.type = CPU_NORMAL;
+	if (r.type != CPU_NORMAL)
+		return (supply_allocate(P, pool_tree_root(P->tree), &r, g,
+		    cause));
+
+	if (hint != NULL && (p = pool_tree_find(P->tree, hint)) != NULL) {
+		if (supply_allocate(P, p, &r, g, &why) == 0)
+			return (0);
+		free(why);
+		why = NULL;
+	}
+	memset(&sc, 0, sizeof sc);
+	sc.P = P;
+	sc.r = &r;
+	sc.spec = &g->spec;
+	sc.target = burstable_level(P);
+	sc.scores = xcalloc((size_t)pool_tree_count(P->tree),
+	    sizeof *sc.scores);
+	score_pools(&sc);
+	for (i = 0; i < pool_tree_count(P->tree); i++) {
+		p = pool_tree_get(P->tree, i);
+		if (best == NULL || score_cmp(&sc, p, best) < 0)
+			best = p;
+	}
+	free(sc.scores);
+	rc = supply_allocate(P, best, &r, g, &why);
+	if (rc != 0) {
+		xasprintf(cause, "container %s: %s", g->key, why);
+		free(why);
+	}
+	return (rc);
+}
+
+/* Keep the lowest thread of every core in the set. */
+static void
+hide_hyperthreads(const struct topology *t, struct cpuset *s)
+{
+	const struct topo_cpu	*c;
+	const struct topo_core	*core;
+	struct cpuset		 out = CPUSET_INITIALIZER;
+	int			 id, th, first;
+
+	CPUSET_FOREACH(id, s) {
+		if ((c = topology_cpu(t, id)) == NULL ||
+		    (core = topology_core(t, c->core)) == NULL) {
+			cpuset_add(&out, id);
+			continue;
+		}
+		/* A thread stays when no lower thread of its core is in s. */
+		first = 1;
+		CPUSET_FOREACH(th, &core->threads) {
+			if (th >= id)
+				break;
+			if (cpuset_has(s, th))
+				first = 0;
+		}
+		if (first)
+			cpuset_add(&out, id);
+	}
+	cpuset_move(s, &out);
+}
+
+static int
+milli_to_shares(long long milli)
+{
+	long long	shares = milli * 1024 / 1000;
+
+	if (shares < 2)
+		shares = 2;
+	if (shares > 262144)
+		shares = 262144;
+	return ((int)shares);
+}
+
+/* The DRAM nodes that hold the given CPUs and have memory. */
+static void
+mems_of_cpus(const struct topology *t, const struct cpuset *cpus,
+    struct cpuset *mems)
+{
+	const struct topo_node	*n;
+	int			 i;
+
+	cpuset_zero(mems);
+	for (i = 0; i < topology_nnodes(t); i++) {
+		n = topology_node(t, i);
+		if (n->memory > 0 && n->type == MEM_TYPE_DRAM &&
+		    cpuset_intersects(&n->cpus, cpus))
+			cpuset_add(mems, n->id);
+	}
+}
+
+/* What a grant pins its container to (anchor §2.5, R-POOL-3, R-CLAIM-9). */
+void
+policy_pin(const struct policy *P, const struct grant *g, struct pinning *pin)
+{
+	const struct pool	*p = g->pool;
+	struct cpuset		 shared = CPUSET_INITIALIZER;
+	long long		 milli;
+
+	if (pin->id == NULL || strcmp(pin->id, g->key) != 0) {
+		free(pin->id);
+		pin->id = xstrdup(g->key);
+	}
+	cpuset_zero(&pin->cpus);
+	cpuset_zero(&pin->mems);
+	pin->shares = 0;
+	pin->pin_cpus = pin->pin_mems = 0;
+
+	if (g->kind == GRANT_CLAIM_PINNED) {
+		/* A claim is a contract: pinned whatever pinCPU says. */
+		pin->pin_cpus = 1;
+		cpuset_copy(&pin->cpus, &g->exclusive);
+		pin->pin_mems = P->cfg->pin_memory;
+		if (pin->pin_mems)
+			mems_of_cpus(P->topo, &g->exclusive, &pin->mems);
+		pin->shares = milli_to_shares(1000LL *
+		    cpuset_count(&g->exclusive));
+		return;
+	}
+	if (g->type == CPU_PRESERVE || p == NULL)
+		return;
+
+	if (P->cfg->pin_cpu) {
+		pin->pin_cpus = 1;
+		if (g->type == CPU_RESERVED && !cpuset_empty(&p->reserved))
+			cpuset_copy(&pin->cpus, &p->reserved);
+		else if (cpuset_empty(&g->exclusive))
+			supply_shared_cpus(P, p, &pin->cpus);
+		else {
+			cpuset_copy(&pin->cpus, &g->exclusive);
+			if (g->portion > 0) {
+				supply_shared_cpus(P, p, &shared);
+				cpuset_or(&pin->cpus, &shared);
+			}
+		}
+		if (g->req.hide_ht)
+			hide_hyperthreads(P->topo, &pin->cpus);
+		/* The whole request: the Go policy leaves out the exclusive
+		 * part of a mixed grant, weighing it below its request. */
+		milli = g->portion + 1000LL * cpuset_count(&g->exclusive);
+		pin->shares = milli_to_shares(milli);
+	}
+	if (P->cfg->pin_memory) {
+		pin->pin_mems = 1;
+		if (!cpuset_empty(&p->mems_type[MEM_TYPE_DRAM]))
+			cpuset_copy(&pin->mems, &p->mems_type[MEM_TYPE_DRAM]);
+		else
+			cpuset_copy(&pin->mems, &p->mems);
+	}
+	cpuset_clear(&shared);
+}
+
+static int
+pinning_cmp(const void *a, const void *b)
+{
+	return (strcmp(((const struct pinning *)a)->id,
+	    ((const struct pinning *)b)->id));
+}
+
+/*
+ * Recompute the pinning of containers and report every one that changed,
+ * exactly once. self is the container the operation was about: its pinning
+ * goes to fx->self, not to the updates. Unless all is set, grants whose
+ * pinning cannot have changed (exclusive only, reserved, claim-pinned) are
+ * skipped: that keeps a claim cheap with many containers placed.
+ */
+void
+policy_refresh(struct policy *P, const char *self, int all,
+    struct policy_effects *fx)
+{
+	struct grant	**v, *g;
+	struct pinning	 pin, *u;
+	unsigned long	 gen;
+	size_t		 i, n;
+
+	pinning_init(&pin);
+	v = (struct grant **)strmap_values(P->ctrs, &n);
+	for (i = 0; i < n; i++) {
+		g = v[i];
+		if (self != NULL && strcmp(g->key, self) == 0) {
+			policy_pin(P, g, &g->applied);
+			g->applied_gen = g->pool ? supply_path_gen(P, g->pool) : 0;
+			if (fx != NULL)
+				pinning_copy(&fx->self, &g->applied);
+			continue;
+		}
+		if (!all && !g->dirty && (g->kind == GRANT_CLAIM_PINNED ||
+		    g->type != CPU_NORMAL ||
+		    (g->portion == 0 && !cpuset_empty(&g->exclusive))))
+			continue;
+		gen = g->pool ? supply_path_gen(P, g->pool) : 0;
+		if (!all && !g->dirty && gen == g->applied_gen)
+			continue;
+		g->dirty = 0;
+		g->applied_gen = gen;
+		policy_pin(P, g, &pin);
+		if (pinning_equal(&pin, &g->applied))
+			continue;
+		pinning_copy(&g->applied, &pin);
+		if (fx == NULL)
+			continue;
+		fx->updates = xreallocarray(fx->updates, fx->nupdates + 1,
+		    sizeof *fx->updates);
+		u = &fx->updates[fx->nupdates++];
+		pinning_init(u);
+		pinning_copy(u, &pin);
+	}
+	free(v);
+	pinning_clear(&pin);
+	if (fx != NULL && fx->nupdates > 1)
+		qsort(fx->updates, fx->nupdates, sizeof *fx->updates,
+		    pinning_cmp);
+}
+
+/*
+ * R-CLAIM-9: a container whose environment names held claims by their
+ * DRA_CPUSET_<uid>=<cpuset> runs on exactly those claims' CPUs. A variable
+ * that does not match a held claim is ignored and reported. Returns 1 when
+ * the grant became claim-pinned.
+ */
+int
+policy_pin_to_claims(struct policy *P, struct grant *g,
+    struct policy_effects *fx)
+{
+	const struct cspec	*c = &g->spec;
+	const struct cpuset	*held;
+	struct cpuset		 want = CPUSET_INITIALIZER;
+	const char		*uid;
+	char			*cause = NULL;
+	int			 i;
+
+	for (i = 0; i < c->nenv; i++) {
+		uid = c->env[i].key + strlen(DRA_ENV_PREFIX);
+		held = policy_claim_cpus(P, uid);
+		if (held == NULL) {
+			policy_warn(fx, "container %s: %s names no claim we "
+			    "hold; ignored", g->key, c->env[i].key);
+			continue;
+		}
+		if (cpuset_parse(&want, c->env[i].value, &cause) != 0 ||
+		    !cpuset_equal(&want, held)) {
+			policy_warn(fx, "container %s: %s=%s does not match "
+			    "the claim's CPUs; ignored", g->key, c->env[i].key,
+			    c->env[i].value);
+			free(cause);
+			cause = NULL;
+			continue;
+		}
+		g->claims = xreallocarray(g->claims, g->nclaims + 1,
+		    sizeof *g->claims);
+		g->claims[g->nclaims++] = xstrdup(uid);
+		cpuset_or(&g->exclusive, held);
+	}
+	cpuset_clear(&want);
+	if (g->nclaims == 0)
+		return (0);
+	g->kind = GRANT_CLAIM_PINNED;
+	g->pool = NULL;
+	g->type = CPU_NORMAL;
+	g->portion = 0;
+	return (1);
+}
+
+/*
+ * A container the runtime already runs but that we cannot give what it
+ * asks for shares the root pool's CPUs like a BestEffort one, rather than
+ * staying untracked. Nothing is checked: it takes no capacity.
+ */
+void
+grant_fallback(struct policy *P, struct grant *g)
+{
+	struct pool	*root = pool_tree_root(P->tree);
+
+	g->kind = GRANT_CONTAINER;
+	g->pool = root;
+	g->type = CPU_NORMAL;
+	g->portion = 0;
+	g->zero_req = 1;
+	g->fallback = 1;
+	g->dirty = 1;
+	memset(&g->req, 0, sizeof g->req);
+	g->req.zero_req = 1;
+	g->req.prio = P->cfg->default_prio;
+	cpuset_zero(&g->exclusive);
+	P->sup[root->id].zero_req++;
+}
+
+/* A container grant of spec, allocated in P (not yet stored). */
+static int
+container_grant(struct policy *P, const struct cspec *spec, const char *hint,
+    struct grant **out, struct policy_effects *fx, char **cause)
+{
+	struct grant	*g;
+	int		 rc;
+
+	*out = NULL;
+	g = grant_new(spec->id, GRANT_CONTAINER);
+	cspec_dup(&g->spec, spec);
+	if ((rc = request_from_spec(P, &g->spec, &g->req, cause)) != 0) {
+		grant_free(g);
+		return (rc);
+	}
+	if (!policy_pin_to_claims(P, g, fx) &&
+	    (rc = policy_allocate_container(P, g, hint, cause)) != 0) {
+		grant_free(g);
+		return (rc);
+	}
+	*out = g;
+	return (0);
+}
+
+int
+policy_create(struct policy *P, const struct container_spec *s,
+    struct policy_effects *fx, char **cause)
+{
+	struct grant	*g, *old;
+	struct cspec	 spec;
+	char		*why = NULL;
+	int		 rc;
+
+	if ((rc = cspec_check(s, cause)) != 0)
+		return (rc);
+	old = strmap_get(P->ctrs, s->id);
+	if (old == NULL && strmap_count(P->ctrs) >= POLICY_MAX_CONTAINERS) {
+		xasprintf(cause, "container %s: already %d containers", s->id,
+		    POLICY_MAX_CONTAINERS);
+		return (-ENOSPC);
+	}
+	/* A repeated create replaces the grant; the old one comes back on
+	 * failure, which cannot fail as its CPUs were just freed. */
+	if (old != NULL)
+		supply_release(P, old);
+	cspec_copy(&spec, s);
+	rc = container_grant(P, &spec, NULL, &g, fx, cause);
+	cspec_clear(&spec);
+	if (rc != 0) {
+		if (old != NULL && old->pool != NULL &&
+		    supply_reserve(P, old, &why) != 0)
+			policy_warn(fx, "container %s: lost its old grant: %s",
+			    s->id, why);
+		free(why);
+		return (rc);
+	}
+	if (old != NULL) {
+		strmap_del(P->ctrs, s->id);
+		grant_free(old);
+	}
+	strmap_put(P->ctrs, g->key, g);
+	policy_refresh(P, g->key, 0, fx);
+	fx->save = 1;
+	return (0);
+}
+
+int
+policy_update(struct policy *P, const char *id, long long request,
+    long long limit, struct policy_effects *fx, char **cause)
+{
+	struct grant	*old, *g;
+	struct cspec	 spec;
+	char		*why = NULL;
+	int		 rc;
+
+	if ((old = strmap_get(P->ctrs, id)) == NULL) {
+		xasprintf(cause, "container %s: unknown", id);
+		return (-ENOENT);
+	}
+	if (request < -1 || limit < -1 || request > 1000LL * CPUSET_SETSIZE ||
+	    limit > 1000LL * CPUSET_SETSIZE) {
+		xasprintf(cause, "container %s: CPU request or limit out of "
+		    "range", id);
+		return (-EINVAL);
+	}
+	cspec_dup(&spec, &old->spec);
+	spec.request = request;
+	spec.limit = limit;
+	if (old->kind == GRANT_CLAIM_PINNED) {
+		/* Its CPUs are the claims', whatever it asks for. */
+		cspec_clear(&old->spec);
+		old->spec = spec;
+		policy_refresh(P, id, 0, fx);
+		fx->save = 1;
+		return (0);
+	}
+	supply_release(P, old);
+	rc = container_grant(P, &spec, old->pool ? old->pool->name : NULL, &g,
+	    fx, cause);
+	cspec_clear(&spec);
+	if (rc != 0) {
+		if (supply_reserve(P, old, &why) != 0)
+			policy_warn(fx, "container %s: lost its old grant: %s",
+			    id, why);
+		free(why);
+		return (rc);
+	}
+	pinning_copy(&g->applied, &old->applied);
+	strmap_del(P->ctrs, id);
+	grant_free(old);
+	strmap_put(P->ctrs, g->key, g);
+	policy_refresh(P, g->key, 0, fx);
+	fx->save = 1;
+	return (0);
+}
+
+int
+policy_remove(struct policy *P, const char *id, struct policy_effects *fx)
+{
+	struct grant	*g;
+
+	if ((g = strmap_del(P->ctrs, id)) == NULL)
+		return (0);
+	supply_release(P, g);
+	grant_free(g);
+	policy_refresh(P, NULL, 0, fx);
+	fx->save = 1;
+	return (0);
+}
+
+/*
+ * Carry a container grant into another policy: the same CPUs in the pool
+ * of the same name when they are still free there, else allocated anew
+ * with that pool as the hint. The pinning the runtime has travels along.
+ */
+int
+policy_carry_container(struct policy *N, const struct grant *old,
+    struct policy_effects *fx, char **cause)
+{
+	struct grant	*g;
+	char		*why = NULL;
+	int		 rc;
+
+	if (old->kind == GRANT_CONTAINER && old->pool != NULL &&
+	    !old->fallback) {
+		g = grant_new(old->key, GRANT_CONTAINER);
+		cspec_dup(&g->spec, &old->spec);
+		g->req = old->req;
+		g->type = old->type;
+		g->portion = old->portion;
+		g->zero_req = old->zero_req;
+		cpuset_copy(&g->exclusive, &old->exclusive);
+		g->pool = pool_tree_find(N->tree, old->pool->name);
+		if (g->pool != NULL && supply_reserve(N, g, &why) == 0) {
+			pinning_copy(&g->applied, &old->applied);
+			strmap_put(N->ctrs, g->key, g);
+			return (0);
+		}
+		free(why);
+		grant_free(g);
+	}
+	rc = container_grant(N, &old->spec, old->pool ? old->pool->name : NULL,
+	    &g, fx, cause);
+	if (rc != 0)
+		return (rc);
+	pinning_copy(&g->applied, &old->applied);
+	strmap_put(N->ctrs, g->key, g);
+	return (0);
+}
+
+/* Claims first, with the same CPUs, or the whole thing fails. */
+int
+policy_carry_claims(struct policy *N, const struct policy *P, char **cause)
+{
+	struct grant	**v;
+	size_t		  i, n;
+	int		  rc = 0;
+
+	v = policy_sorted(P->claims, &n);
+	for (i = 0; i < n && rc == 0; i++)
+		rc = claim_reinstate(N, v[i]->key, &v[i]->exclusive, cause);
+	free(v);
+	return (rc);
+}
+
+int
+policy_reconfigure(struct policy *P, const struct config *cfg,
+    struct policy_effects *fx, char **cause)
+{
+	struct policy	*N;
+	struct grant	**v;
+	size_t		  i, n;
+	int		  rc;
+
+	if ((rc = policy_build(P->topo, cfg, &N, cause)) != 0)
+		return (rc);
+	if ((rc = policy_carry_claims(N, P, cause)) != 0)
+		goto fail;
+	v = policy_sorted(P->ctrs, &n);
+	for (i = 0; i < n && rc == 0; i++)
+		rc = policy_carry_container(N, v[i], fx, cause);
+	free(v);
+	if (rc != 0)
+		goto fail;
+	policy_swap(P, N);
+	policy_free(N);
+	policy_refresh(P, NULL, 1, fx);
+	fx->save = 1;
+	return (0);
+fail:
+	policy_free(N);
+	return (rc);
+}
+
+int
+policy_sync(struct policy *P, const struct container_spec *specs, int n,
+    struct policy_effects *fx, char **cause)
+{
+	struct policy	*N;
+	struct strmap	*seen;
+	struct grant	*old, *g;
+	struct cspec	 spec;
+	char		*why = NULL;
+	int		 i, rc = 0;
+
+	if (n < 0 || n > POLICY_MAX_CONTAINERS) {
+		xasprintf(cause, "sync: %d containers, at most %d", n,
+		    POLICY_MAX_CONTAINERS);
+		return (-EINVAL);
+	}
+	seen = strmap_new();
+	for (i = 0; i < n && rc == 0; i++) {
+		if ((rc = cspec_check(&specs[i], cause)) != 0)
+			break;
+		if (strmap_get(seen, specs[i].id) != NULL) {
+			xasprintf(cause, "sync: container %s listed twice",
+			    specs[i].id);
+			rc = -EINVAL;
+		}
+		strmap_put(seen, specs[i].id, (void *)&specs[i]);
+	}
+	strmap_free(seen);
+	if (rc != 0)
+		return (rc);
+
+	if ((rc = policy_build(P->topo, P->cfg, &N, cause)) != 0)
+		return (rc);
+	if ((rc = policy_carry_claims(N, P, cause)) != 0)
+		goto fail;
+	/* Known containers keep their grants, in id order for determinism. */
+	for (i = 0; i < n; i++) {
+		if ((old = strmap_get(P->ctrs, specs[i].id)) == NULL)
+			continue;
+		if (policy_carry_container(N, old, fx, &why) != 0) {
+			policy_warn(fx, "%s", why);
+			free(why);
+			why = NULL;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		if (strmap_get(N->ctrs, specs[i].id) != NULL)
+			continue;
+		cspec_copy(&spec, &specs[i]);
+		rc = container_grant(N, &spec, NULL, &g, fx, &why);
+		if (rc != 0) {
+			/*
+			 * The runtime already runs it: rather than leave it
+			 * untracked, it shares the root pool's CPUs.
+			 */
+			policy_warn(fx, "%s; it shares the root pool's CPUs",
+			    why);
+			free(why);
+			why = NULL;
+			g = grant_new(spec.id, GRANT_CONTAINER);
+			cspec_dup(&g->spec, &spec);
+			grant_fallback(N, g);
+		}
+		cspec_clear(&spec);
+		strmap_put(N->ctrs, g->key, g);
+	}
+	policy_swap(P, N);
+	policy_free(N);
+	policy_refresh(P, NULL, 1, fx);
+	fx->save = 1;
+	return (0);
+fail:
+	policy_free(N);
+	return (rc);
+}
+
+/* Read access. */
+
+const struct config *
+policy_config(const struct policy *P)
+{
+	return (P->cfg);
+}
+
+const struct pool_tree *
+policy_tree(const struct policy *P)
+{
+	return (P->tree);
+}
+
+int
+policy_devices(const struct policy *P, struct dradev **devs)
+{
+	*devs = P->devs;
+	return (P->ndevs);
+}
+
+int
+policy_ncontainers(const struct policy *P)
+{
+	return ((int)strmap_count(P->ctrs));
+}
+
+int
+policy_nclaims(const struct policy *P)
+{
+	return ((int)strmap_count(P->claims));
+}
+
+const struct cpuset *
+policy_claim_cpus(const struct policy *P, const char *uid)
+{
+	const struct grant	*g = strmap_get(P->claims, uid);
+
+	return (g != NULL ? &g->exclusive : NULL);
+}
+
+const struct pinning *
+policy_pinning(const struct policy *P, const char *id)
+{
+	const struct grant	*g = strmap_get(P->ctrs, id);
+
+	return (g != NULL ? &g->applied : NULL);
+}
+
+json_t *
+policy_grants_json(const struct policy *P)
+{
+	struct grant	**v;
+	json_t		 *a, *o;
+	size_t		  i, n;
+
+	a = json_array();
+	v = policy_sorted(P->ctrs, &n);
+	for (i = 0; i < n; i++) {
+		o = json_pack("{s:s, s:o, s:o, s:s}", "id", v[i]->key,
+		    "cpus", view_cpuset(&v[i]->applied.cpus),
+		    "mems", view_cpuset(&v[i]->applied.mems),
+		    "pool", v[i]->pool ? v[i]->pool->name : "claims");
+		json_array_append_new(a, o);
+	}
+	free(v);
+	v = policy_sorted(P->claims, &n);
+	for (i = 0; i < n; i++) {
+		o = json_pack("{s:s, s:o, s:s, s:s}", "claim", v[i]->key,
+		    "cpus", view_cpuset(&v[i]->exclusive), "mems", "",
+		    "pool", v[i]->pool->name);
+		json_array_append_new(a, o);
+	}
+	free(v);
+	return (a);
+}
+
+json_t *
+policy_pools_json(const struct policy *P)
+{
+	json_t		*a, *o;
+	const struct pool *p;
+	int		 i;
+
+	a = view_pools(P->tree);
+	for (i = 0; i < pool_tree_count(P->tree); i++) {
+		p = pool_tree_get(P->tree, i);
+		o = json_array_get(a, (size_t)i);
+		json_object_set_new(o, "freeIsolated",
+		    view_cpuset(&P->sup[i].isolated));
+		json_object_set_new(o, "freeSharable",
+		    view_cpuset(&P->sup[i].sharable));
+		json_object_set_new(o, "allocatableShared",
+		    json_integer(supply_allocatable_shared(P, p)));
+		json_object_set_new(o, "grantedShared",
+		    json_integer(P->sup[i].granted_shared));
+		json_object_set_new(o, "grantedReserved",
+		    json_integer(P->sup[i].granted_reserved));
+	}
+	return (a);
+}
+
+static void
+export_add(struct policy_kv *kv, int *n, const char *key,
+    const struct cpuset *s, int always)
+{
+	if (!always && cpuset_empty(s))
+		return;
+	kv[*n].key = xstrdup(key);
+	kv[*n].value = cpuset_format(s);
+	(*n)++;
+}
+
+int
+policy_export(const struct policy *P, const char *id, struct policy_kv **out,
+    int *nout)
+{
+	const struct grant	*g = strmap_get(P->ctrs, id);
+	struct cpuset		 iso = CPUSET_INITIALIZER, excl = CPUSET_INITIALIZER;
+	struct cpuset		 shared = CPUSET_INITIALIZER, mems = CPUSET_INITIALIZER;
+	struct policy_kv	*kv;
+	int			 n = 0;
+
+	*out = NULL;
+	*nout = 0;
+	if (g == NULL)
+		return (-ENOENT);
+	kv = xcalloc(5, sizeof *kv);
+	if (g->kind == GRANT_CLAIM_PINNED) {
+		export_add(kv, &n, "ALL_MEMS", &g->applied.mems, 1);
+		export_add(kv, &n, "DRA_CPUS", &g->exclusive, 1);
+	} else {
+		if (g->pool != NULL) {
+			cpuset_copy(&iso, &g->exclusive);
+			cpuset_and(&iso, &g->pool->isolated);
+			cpuset_copy(&mems, &g->pool->mems_type[MEM_TYPE_DRAM]);
+			if (cpuset_empty(&mems))
+				cpuset_copy(&mems, &g->pool->mems);
+			if (g->type == CPU_NORMAL && (g->portion > 0 ||
+			    cpuset_empty(&g->exclusive)))
+				supply_shared_cpus(P, g->pool, &shared);
+		}
+		cpuset_copy(&excl, &g->exclusive);
+		cpuset_andnot(&excl, &iso);
+		/* Sorted by name. */
+		export_add(kv, &n, "ALL_MEMS", &mems, 1);
+		export_add(kv, &n, "EXCLUSIVE_CPUS", &excl, 0);
+		export_add(kv, &n, "ISOLATED_CPUS", &iso, 0);
+		export_add(kv, &n, "SHARED_CPUS", &shared, 0);
+	}
+	cpuset_clear(&iso);
+	cpuset_clear(&excl);
+	cpuset_clear(&shared);
+	cpuset_clear(&mems);
+	*out = kv;
+	*nout = n;
+	return (0);
+}
+
+void
+policy_export_free(struct policy_kv *kv, int n)
+{
+	int	i;
+
+	for (i = 0; i < n; i++) {
+		free(kv[i].key);
+		free(kv[i].value);
+	}
+	free(kv);
+}

@@ -1,0 +1,141 @@
+/*
+ * The policy: one state machine, no I/O, that every endpoint drives
+ * (SPEC R-POOL, R-CLAIM, R-CONF-3, R-STATE). It holds a grant per container
+ * and per claim over the pool tree of one topology and configuration.
+ *
+ * Every operation is a transaction: it either succeeds and commits whole,
+ * or fails with a cause and leaves the state exactly as it was. What the
+ * caller must do afterwards is returned in struct policy_effects: the
+ * pinning of the container asked about, the other containers whose
+ * pinning changed (only those, sorted by id), whether the state must be
+ * saved, a claim's CPUs and CDI edits, and warnings to log.
+ */
+#ifndef TOPOAWARE_POLICY_H
+#define TOPOAWARE_POLICY_H
+
+#include <jansson.h>
+
+#include "config.h"
+#include "cpuset.h"
+#include "dradev.h"
+#include "pool.h"
+#include "topology.h"
+
+/* Named limits (documented in topoawared(8)). */
+#define POLICY_MAX_CONTAINERS	8192
+#define POLICY_MAX_CLAIMS	4096
+#define POLICY_MAX_RESULTS	128	/* allocation results of one claim */
+#define POLICY_MAX_ID		256	/* bytes of a container id or claim UID */
+
+enum qos_class {
+	QOS_BESTEFFORT = 0,
+	QOS_BURSTABLE,
+	QOS_GUARANTEED
+};
+
+struct policy_kv {
+	char	*key;
+	char	*value;
+};
+
+/* What the runtime says of a container. The policy copies what it keeps. */
+struct container_spec {
+	const char		*id;
+	const char		*name;		/* container name, may be NULL */
+	const char		*pod;		/* pod id, may be NULL */
+	const char		*namespace;	/* may be NULL */
+	enum qos_class		 qos;
+	long long		 cpu_request;	/* milli, -1 unset */
+	long long		 cpu_limit;	/* milli, -1 unset */
+	const struct policy_kv	*annotations;	/* pod annotations */
+	int			 nannotations;
+	const struct policy_kv	*env;		/* environment */
+	int			 nenv;
+};
+
+/* One allocation result of a claim for our driver. */
+struct claim_result {
+	const char	*device;	/* cpudevnuma%03d */
+	const char	*cpu;		/* consumed dra.cpu/cpu, NULL if none */
+};
+
+/* A container's pinning: what the runtime is told to apply. */
+struct pinning {
+	char		*id;
+	int		 pin_cpus;	/* cpus is to be written */
+	struct cpuset	 cpus;
+	int		 pin_mems;	/* mems is to be written */
+	struct cpuset	 mems;
+	int		 shares;	/* cpu.shares, 0 untouched */
+};
+
+struct policy_effects {
+	struct pinning	 self;		/* create/update: the container's own */
+	int		 nupdates;
+	struct pinning	*updates;	/* other containers, sorted by id */
+	int		 save;		/* the state changed: save it */
+	struct cpuset	 claim_cpus;	/* claim: the whole claim's CPUs */
+	int		 nedits;
+	char		**edits;	/* claim: one env "K=V" per result */
+	int		 nwarnings;
+	char		**warnings;	/* for the log */
+};
+
+void	policy_effects_init(struct policy_effects *);
+void	policy_effects_clear(struct policy_effects *);
+
+struct policy;
+
+/* A policy with no grants. Fails on a config the machine cannot take. */
+int	policy_new(const struct topology *, const struct config *,
+	    struct policy **, char **);
+void	policy_free(struct policy *);
+
+int	policy_create(struct policy *, const struct container_spec *,
+	    struct policy_effects *, char **);
+int	policy_update(struct policy *, const char *id, long long request,
+	    long long limit, struct policy_effects *, char **);
+int	policy_remove(struct policy *, const char *id, struct policy_effects *);
+int	policy_claim(struct policy *, const char *uid,
+	    const struct claim_result *, int, struct policy_effects *, char **);
+int	policy_release(struct policy *, const char *uid,
+	    struct policy_effects *);
+/* The full list of live containers: gone ones are released, known ones
+ * kept, new ones allocated. */
+int	policy_sync(struct policy *, const struct container_spec *, int,
+	    struct policy_effects *, char **);
+/* A new configuration: refused whole when a claim cannot keep its CPUs. */
+int	policy_reconfigure(struct policy *, const struct config *,
+	    struct policy_effects *, char **);
+
+/* The state document of R-STATE-1 (new reference) and back. Restore
+ * builds a new policy; a bad document is refused with the reason. */
+json_t	*policy_save(const struct policy *);
+int	policy_restore(const struct topology *, const struct config *,
+	    json_t *, struct policy **, char **);
+
+/* Read access for views, the admin socket and the simulator. */
+const struct config	*policy_config(const struct policy *);
+const struct pool_tree	*policy_tree(const struct policy *);
+int	policy_devices(const struct policy *, struct dradev **);
+int	policy_ncontainers(const struct policy *);
+int	policy_nclaims(const struct policy *);
+/* [{"id"|"claim","cpus","mems","pool"}] sorted, containers then claims. */
+json_t	*policy_grants_json(const struct policy *);
+/* Pools with their free supply. */
+json_t	*policy_pools_json(const struct policy *);
+/* A claim's CPUs, or NULL when it is not held. */
+const struct cpuset *policy_claim_cpus(const struct policy *, const char *);
+/* A container's current pinning, or NULL. */
+const struct pinning *policy_pinning(const struct policy *, const char *);
+/*
+ * What a container's resources.sh says (R-STATE-4, anchor §7): SHARED_CPUS,
+ * EXCLUSIVE_CPUS, ISOLATED_CPUS when not empty, ALL_MEMS always, DRA_CPUS
+ * for a container pinned to claims; sorted by name. Values are list-form
+ * strings (caller frees with policy_export_free). -ENOENT when unknown.
+ */
+int	policy_export(const struct policy *, const char *, struct policy_kv **,
+	    int *);
+void	policy_export_free(struct policy_kv *, int);
+
+#endif

@@ -1,0 +1,155 @@
+/*
+ * What the policy's own files (policy.c, supply.c, request.c, claim.c,
+ * state.c) share and nobody else sees.
+ */
+#ifndef TOPOAWARE_POLICY_PRIV_H
+#define TOPOAWARE_POLICY_PRIV_H
+
+#include "policy.h"
+#include "strmap.h"
+
+#define UNLIMITED_CPU	(-1)
+#define ANNOTATION_NS	"resource-policy.nri.io"
+#define DRA_ENV_PREFIX	"DRA_CPUSET_"
+
+enum cpu_type {
+	CPU_NORMAL = 0,
+	CPU_RESERVED = 1,
+	CPU_PRESERVE = 2
+};
+
+enum grant_kind {
+	GRANT_CONTAINER = 0,	/* CPUs of a pool by QoS class */
+	GRANT_CLAIM,		/* a DRA claim's exclusive CPUs */
+	GRANT_CLAIM_PINNED	/* a container running on held claims' CPUs */
+};
+
+/* What is free in one pool now (anchor §1.2 freeres). */
+struct supply {
+	struct cpuset	 isolated;
+	struct cpuset	 sharable;
+	int		 granted_shared;	/* milli, this pool's own */
+	int		 granted_reserved;	/* milli, this pool's own */
+	int		 zero_req;		/* grants with no CPU request */
+	unsigned long	 gen;			/* bumped when a free set changes */
+};
+
+/* A container's CPU request as §2.2 decides it. */
+struct request {
+	enum cpu_type	 type;
+	int		 full;		/* exclusive CPUs */
+	int		 fraction;	/* milli-CPU shared or reserved */
+	int		 limit;		/* milli, UNLIMITED_CPU */
+	int		 isolate;	/* prefer isolated CPUs */
+	int		 strict_isolate;/* require them */
+	enum cpu_prio	 prio;
+	int		 hide_ht;	/* one thread per core */
+	int		 zero_req;	/* BestEffort or no CPU request */
+};
+
+/* The policy's own copy of what it keeps of a container_spec. */
+struct cspec {
+	char		*id;
+	char		*name;
+	char		*pod;
+	char		*ns;
+	enum qos_class	 qos;
+	long long	 request;
+	long long	 limit;
+	int		 nann;
+	struct policy_kv *ann;		/* our annotations only */
+	int		 nenv;
+	struct policy_kv *env;		/* DRA_CPUSET_* only */
+};
+
+struct grant {
+	char		*key;		/* container id or claim UID */
+	enum grant_kind	 kind;
+	struct pool	*pool;		/* NULL when claim-pinned */
+	enum cpu_type	 type;
+	struct cpuset	 exclusive;	/* or the claim's, or the pinned CPUs */
+	int		 portion;	/* milli: shared or reserved */
+	int		 zero_req;
+	struct request	 req;
+	struct cspec	 spec;		/* containers only */
+	int		 nclaims;
+	char		**claims;	/* claim-pinned: the UIDs */
+	struct pinning	 applied;	/* containers: what the runtime has */
+	int		 fallback;	/* got less than it asked for */
+	int		 dirty;		/* refresh it even when skipping */
+	unsigned long	 applied_gen;	/* supply_path_gen when applied */
+};
+
+struct policy {
+	const struct topology	*topo;
+	struct config		*cfg;
+	struct pool_tree	*tree;
+	struct supply		*sup;		/* by pool id */
+	struct cpuset		 allowed;
+	struct cpuset		 reserved;
+	struct strmap		*ctrs;		/* id -> struct grant */
+	struct strmap		*claims;	/* uid -> struct grant */
+	int			 ndevs;
+	struct dradev		*devs;
+};
+
+/* supply.c */
+void	supply_init_all(struct policy *);
+void	supply_clear_all(struct policy *);
+int	supply_allocatable_shared(const struct policy *, const struct pool *);
+int	supply_allocatable_reserved(const struct policy *, const struct pool *);
+void	supply_sliceable(const struct policy *, const struct pool *,
+	    struct cpuset *);
+int	supply_reserve(struct policy *, struct grant *, char **);
+int	supply_allocate(struct policy *, struct pool *, const struct request *,
+	    struct grant *, char **);
+void	supply_release(struct policy *, struct grant *);
+void	supply_shared_cpus(const struct policy *, const struct pool *,
+	    struct cpuset *);
+unsigned long supply_path_gen(const struct policy *, const struct pool *);
+
+/* request.c */
+int	request_from_spec(const struct policy *, const struct cspec *,
+	    struct request *, char **);
+const char *request_annotation(const struct cspec *, const char *);
+void	cspec_copy(struct cspec *, const struct container_spec *);
+void	cspec_dup(struct cspec *, const struct cspec *);
+void	cspec_clear(struct cspec *);
+int	cspec_check(const struct container_spec *, char **);
+int	request_check_id(const char *, const char *, char **);
+
+/* policy.c */
+struct grant *grant_new(const char *, enum grant_kind);
+void	grant_free(struct grant *);
+void	grant_free_all(struct strmap *);
+int	policy_allocate_container(struct policy *, struct grant *,
+	    const char *, char **);
+void	policy_pin(const struct policy *, const struct grant *,
+	    struct pinning *);
+void	policy_refresh(struct policy *, const char *, int,
+	    struct policy_effects *);
+void	policy_warn(struct policy_effects *, const char *, ...)
+	    __attribute__((__format__(__printf__, 2, 3)));
+struct grant **policy_sorted(const struct strmap *, size_t *);
+int	policy_build(const struct topology *, const struct config *,
+	    struct policy **, char **);
+void	policy_swap(struct policy *, struct policy *);
+int	policy_pin_to_claims(struct policy *, struct grant *,
+	    struct policy_effects *);
+void	grant_fallback(struct policy *, struct grant *);
+int	policy_carry_container(struct policy *, const struct grant *,
+	    struct policy_effects *, char **);
+int	policy_carry_claims(struct policy *, const struct policy *, char **);
+
+/* claim.c */
+int	claim_reinstate(struct policy *, const char *, const struct cpuset *,
+	    char **);
+
+
+/* pinning helpers */
+void	pinning_init(struct pinning *);
+void	pinning_clear(struct pinning *);
+void	pinning_copy(struct pinning *, const struct pinning *);
+int	pinning_equal(const struct pinning *, const struct pinning *);
+
+#endif

@@ -1,0 +1,321 @@
+/*
+ * request.c owns how a container's QoS class, CPU request and limit, pod
+ * annotations and namespace become a CPU request (anchor §2.2), and the
+ * policy's own copy of a container's description.
+ */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "policy_priv.h"
+#include "xmalloc.h"
+
+static void
+kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
+    int (*keep)(const char *))
+{
+	int	i, k = 0;
+
+	*out = xcalloc((size_t)n + 1, sizeof **out);
+	for (i = 0; i < n; i++) {
+		if (in[i].key == NULL || !keep(in[i].key))
+			continue;
+		(*out)[k].key = xstrdup(in[i].key);
+		(*out)[k].value = xstrdup(in[i].value ? in[i].value : "");
+		k++;
+	}
+	*nout = k;
+}
+
+static int
+keep_annotation(const char *key)
+{
+	return (strstr(key, ANNOTATION_NS) != NULL);
+}
+
+static int
+keep_env(const char *key)
+{
+	return (strncmp(key, DRA_ENV_PREFIX, strlen(DRA_ENV_PREFIX)) == 0);
+}
+
+static int
+keep_all(const char *key)
+{
+	return (1);
+}
+
+static char *
+dupornull(const char *s)
+{
+	return (s != NULL ? xstrdup(s) : NULL);
+}
+
+void
+cspec_copy(struct cspec *c, const struct container_spec *s)
+{
+	memset(c, 0, sizeof *c);
+	c->id = xstrdup(s->id);
+	c->name = dupornull(s->name);
+	c->pod = dupornull(s->pod);
+	c->ns = dupornull(s->namespace);
+	c->qos = s->qos;
+	c->request = s->cpu_request;
+	c->limit = s->cpu_limit;
+	kv_copy(&c->ann, &c->nann, s->annotations, s->nannotations,
+	    keep_annotation);
+	kv_copy(&c->env, &c->nenv, s->env, s->nenv, keep_env);
+}
+
+void
+cspec_dup(struct cspec *c, const struct cspec *s)
+{
+	memset(c, 0, sizeof *c);
+	c->id = xstrdup(s->id);
+	c->name = dupornull(s->name);
+	c->pod = dupornull(s->pod);
+	c->ns = dupornull(s->ns);
+	c->qos = s->qos;
+	c->request = s->request;
+	c->limit = s->limit;
+	kv_copy(&c->ann, &c->nann, s->ann, s->nann, keep_all);
+	kv_copy(&c->env, &c->nenv, s->env, s->nenv, keep_all);
+}
+
+static void
+kv_free(struct policy_kv *kv, int n)
+{
+	int	i;
+
+	for (i = 0; i < n; i++) {
+		free(kv[i].key);
+		free(kv[i].value);
+	}
+	free(kv);
+}
+
+void
+cspec_clear(struct cspec *c)
+{
+	free(c->id);
+	free(c->name);
+	free(c->pod);
+	free(c->ns);
+	kv_free(c->ann, c->nann);
+	kv_free(c->env, c->nenv);
+	memset(c, 0, sizeof *c);
+}
+
+/* Ids come from peers: bounded, printable, no separators we use. */
+int
+request_check_id(const char *what, const char *id, char **cause)
+{
+	const unsigned char	*p;
+
+	if (id == NULL || *id == '\0') {
+		xasprintf(cause, "%s is empty", what);
+		return (-EINVAL);
+	}
+	if (strlen(id) > POLICY_MAX_ID) {
+		xasprintf(cause, "%s is longer than %d bytes", what,
+		    POLICY_MAX_ID);
+		return (-EINVAL);
+	}
+	for (p = (const unsigned char *)id; *p != '\0'; p++)
+		if (*p <= ' ' || *p >= 0x7f || *p == '"' || *p == '\\') {
+			xasprintf(cause, "%s has a character that is not "
+			    "printable ASCII", what);
+			return (-EINVAL);
+		}
+	return (0);
+}
+
+int
+cspec_check(const struct container_spec *s, char **cause)
+{
+	int	rc;
+
+	if ((rc = request_check_id("container id", s->id, cause)) != 0)
+		return (rc);
+	if (s->qos != QOS_BESTEFFORT && s->qos != QOS_BURSTABLE &&
+	    s->qos != QOS_GUARANTEED) {
+		xasprintf(cause, "container %s: bad QoS class", s->id);
+		return (-EINVAL);
+	}
+	if (s->cpu_request < -1 || s->cpu_limit < -1 ||
+	    s->cpu_request > 1000LL * CPUSET_SETSIZE ||
+	    s->cpu_limit > 1000LL * CPUSET_SETSIZE) {
+		xasprintf(cause, "container %s: CPU request or limit out of "
+		    "range", s->id);
+		return (-EINVAL);
+	}
+	if (s->nannotations < 0 || s->nenv < 0 ||
+	    (s->nannotations > 0 && s->annotations == NULL) ||
+	    (s->nenv > 0 && s->env == NULL)) {
+		xasprintf(cause, "container %s: bad annotations or environment",
+		    s->id);
+		return (-EINVAL);
+	}
+	return (0);
+}
+
+/*
+ * The effective value of one of our annotations for this container: the
+ * container-scoped key, then the pod-scoped one, then the plain one.
+ */
+const char *
+request_annotation(const struct cspec *c, const char *key)
+{
+	char		*k;
+	const char	*found = NULL;
+	int		 scope, i;
+
+	for (scope = 0; scope < 3 && found == NULL; scope++) {
+		if (scope == 0 && c->name == NULL)
+			continue;
+		if (scope == 0)
+			xasprintf(&k, "%s.%s/container.%s", key, ANNOTATION_NS,
+			    c->name);
+		else if (scope == 1)
+			xasprintf(&k, "%s.%s/pod", key, ANNOTATION_NS);
+		else
+			xasprintf(&k, "%s.%s", key, ANNOTATION_NS);
+		for (i = 0; i < c->nann && found == NULL; i++)
+			if (strcmp(c->ann[i].key, k) == 0)
+				found = c->ann[i].value;
+		free(k);
+	}
+	return (found);
+}
+
+/* 1 true, 0 false, -1 absent or not a boolean (then the default rules). */
+static int
+bool_annotation(const struct cspec *c, const char *key)
+{
+	const char	*v = request_annotation(c, key);
+
+	if (v == NULL)
+		return (-1);
+	if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 ||
+	    strcasecmp(v, "t") == 0)
+		return (1);
+	if (strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0 ||
+	    strcasecmp(v, "f") == 0)
+		return (0);
+	return (-1);
+}
+
+static int
+reserved_namespace(const struct policy *P, const char *ns)
+{
+	size_t	i;
+
+	if (ns == NULL)
+		return (0);
+	if (strcmp(ns, "kube-system") == 0)
+		return (1);
+	for (i = 0; i < P->cfg->nreserved_ns; i++)
+		if (fnmatch(P->cfg->reserved_ns[i], ns, 0) == 0)
+			return (1);
+	return (0);
+}
+
+static enum cpu_prio
+prio_preference(const struct policy *P, const struct cspec *c)
+{
+	const char	*v = request_annotation(c, "prefer-cpu-priority");
+
+	if (v == NULL || strcmp(v, "default") == 0)
+		return (P->cfg->default_prio);
+	if (strcmp(v, "high") == 0)
+		return (CPU_PRIO_HIGH);
+	if (strcmp(v, "normal") == 0)
+		return (CPU_PRIO_NORMAL);
+	if (strcmp(v, "low") == 0)
+		return (CPU_PRIO_LOW);
+	if (strcmp(v, "none") == 0)
+		return (CPU_PRIO_NONE);
+	return (P->cfg->default_prio);
+}
+
+int
+request_from_spec(const struct policy *P, const struct cspec *c,
+    struct request *r, char **cause)
+{
+	long long	 req = c->request < 0 ? 0 : c->request;
+	int		 reserved, iso, strict, shared, cores, frac;
+
+	memset(r, 0, sizeof *r);
+	r->type = CPU_NORMAL;
+	r->prio = P->cfg->default_prio;
+	r->limit = 0;
+	r->hide_ht = bool_annotation(c, "hide-hyperthreads") == 1;
+
+	if (c->qos == QOS_BURSTABLE)
+		r->limit = c->limit >= 0 ? (int)c->limit : UNLIMITED_CPU;
+	else if (c->qos == QOS_GUARANTEED && c->limit >= 0)
+		r->limit = (int)c->limit;
+
+	reserved = bool_annotation(c, "prefer-reserved-cpus");
+	if (reserved == 1 || (reserved == -1 &&
+	    reserved_namespace(P, c->ns))) {
+		r->type = CPU_RESERVED;
+		r->fraction = (int)req;
+		return (0);
+	}
+	if (c->qos == QOS_BURSTABLE) {
+		r->fraction = (int)req;
+		r->zero_req = req == 0;
+		return (0);
+	}
+	if (c->qos == QOS_BESTEFFORT) {
+		r->zero_req = 1;
+		return (0);
+	}
+
+	/* Guaranteed. */
+	cores = (int)(req / 1000);
+	frac = (int)(req % 1000);
+	r->limit = 1000 * cores + frac;
+	strict = bool_annotation(c, "require-isolated-cpus");
+	iso = strict != -1 ? strict :
+	    bool_annotation(c, "prefer-isolated-cpus");
+	shared = bool_annotation(c, "prefer-shared-cpus");
+	r->prio = prio_preference(P, c);
+
+	if (cores == 0) {
+		r->fraction = frac;
+		r->zero_req = frac == 0;
+	} else if (cores < 2) {
+		if (shared == 1 || (shared == -1 && P->cfg->prefer_shared)) {
+			r->fraction = 1000 * cores + frac;
+			return (0);
+		}
+		r->full = cores;
+		r->fraction = frac;
+		r->isolate = iso != -1 ? iso : P->cfg->prefer_isolated;
+	} else if (frac > 0) {
+		/* Mixed only when sharing is annotated off. */
+		if (shared == 0) {
+			r->full = cores;
+			r->fraction = frac;
+			r->isolate = iso == 1;
+		} else
+			r->fraction = 1000 * cores + frac;
+	} else if (shared == 1 || (shared == -1 && P->cfg->prefer_shared))
+		r->fraction = 1000 * cores;
+	else {
+		/* Isolation for several CPUs only when annotated. */
+		r->full = cores;
+		r->isolate = iso == 1;
+	}
+	r->strict_isolate = strict == 1 && r->full > 0;
+	if (cause != NULL)
+		*cause = NULL;
+	return (0);
+}

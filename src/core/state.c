@@ -1,0 +1,349 @@
+/*
+ * state.c owns the saved state document (SPEC R-STATE-1): every container
+ * grant keyed by container id and every claim keyed "claim:<uid>", in a
+ * versioned JSON object, and the restore that rebuilds a policy from it,
+ * claims first. Only jansson values: reading and writing files is the
+ * daemon's business.
+ */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy_priv.h"
+#include "view.h"
+#include "xmalloc.h"
+
+#define STATE_VERSION	1
+#define CLAIM_PREFIX	"claim:"
+
+static const char *qos_names[] = { "BestEffort", "Burstable", "Guaranteed" };
+static const char *type_names[] = { "normal", "reserved", "preserve" };
+
+static json_t *
+kv_json(const struct policy_kv *kv, int n)
+{
+	json_t	*o = json_object();
+	int	 i;
+
+	for (i = 0; i < n; i++)
+		json_object_set_new(o, kv[i].key, json_string(kv[i].value));
+	return (o);
+}
+
+static json_t *
+container_json(const struct grant *g)
+{
+	const struct cspec	*c = &g->spec;
+	json_t			*o, *spec, *claims;
+	int			 i;
+
+	spec = json_pack("{s:s, s:I, s:I, s:o, s:o}",
+	    "qos", qos_names[c->qos],
+	    "cpuRequest", (json_int_t)c->request,
+	    "cpuLimit", (json_int_t)c->limit,
+	    "annotations", kv_json(c->ann, c->nann),
+	    "env", kv_json(c->env, c->nenv));
+	if (c->name != NULL)
+		json_object_set_new(spec, "name", json_string(c->name));
+	if (c->pod != NULL)
+		json_object_set_new(spec, "pod", json_string(c->pod));
+	if (c->ns != NULL)
+		json_object_set_new(spec, "namespace", json_string(c->ns));
+
+	if (g->kind == GRANT_CLAIM_PINNED) {
+		claims = json_array();
+		for (i = 0; i < g->nclaims; i++)
+			json_array_append_new(claims, json_string(g->claims[i]));
+		return (json_pack("{s:s, s:o, s:o}", "kind", "claim-pinned",
+		    "claims", claims, "container", spec));
+	}
+	o = json_pack("{s:s, s:s, s:s, s:o, s:i, s:b, s:b, s:o}",
+	    "kind", "container", "pool", g->pool->name,
+	    "type", type_names[g->type],
+	    "exclusive", view_cpuset(&g->exclusive),
+	    "portion", g->portion, "zeroRequest", g->zero_req,
+	    "fallback", g->fallback, "container", spec);
+	return (o);
+}
+
+json_t *
+policy_save(const struct policy *P)
+{
+	struct grant	**v;
+	json_t		 *grants;
+	char		 *key;
+	size_t		  i, n;
+
+	grants = json_object();
+	v = policy_sorted(P->ctrs, &n);
+	for (i = 0; i < n; i++)
+		json_object_set_new(grants, v[i]->key, container_json(v[i]));
+	free(v);
+	v = policy_sorted(P->claims, &n);
+	for (i = 0; i < n; i++) {
+		xasprintf(&key, "%s%s", CLAIM_PREFIX, v[i]->key);
+		json_object_set_new(grants, key, json_pack("{s:s, s:o, s:s}",
+		    "kind", "claim", "cpus", view_cpuset(&v[i]->exclusive),
+		    "pool", v[i]->pool->name));
+		free(key);
+	}
+	free(v);
+	return (json_pack("{s:i, s:o}", "version", STATE_VERSION, "grants",
+	    grants));
+}
+
+/* Reading: every field checked, every error naming the grant. */
+
+static int
+bad(char **cause, const char *key, const char *what)
+{
+	xasprintf(cause, "grant \"%s\": %s", key, what);
+	return (-EINVAL);
+}
+
+static int
+parse_kv(json_t *o, struct policy_kv **out, int *n)
+{
+	const char	*k;
+	json_t		*v;
+	int		 i = 0;
+
+	*n = 0;
+	*out = NULL;
+	if (o == NULL)
+		return (0);
+	if (!json_is_object(o))
+		return (-1);
+	*out = xcalloc(json_object_size(o) + 1, sizeof **out);
+	json_object_foreach(o, k, v) {
+		if (!json_is_string(v))
+			return (-1);
+		(*out)[i].key = xstrdup(k);
+		(*out)[i].value = xstrdup(json_string_value(v));
+		*n = ++i;
+	}
+	return (0);
+}
+
+static int
+parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
+{
+	const char	*qos = NULL, *name = NULL, *pod = NULL, *ns = NULL;
+	json_t		*ann = NULL, *env = NULL;
+	json_int_t	 req = -1, lim = -1;
+	json_error_t	 err;
+	int		 i;
+
+	memset(c, 0, sizeof *c);
+	if (!json_is_object(o) || json_unpack_ex(o, &err, JSON_STRICT,
+	    "{s:s, s:I, s:I, s?o, s?o, s?s, s?s, s?s}", "qos", &qos,
+	    "cpuRequest", &req, "cpuLimit", &lim, "annotations", &ann,
+	    "env", &env, "name", &name, "pod", &pod, "namespace", &ns) != 0)
+		return (bad(cause, key, "container: malformed"));
+	c->id = xstrdup(key);
+	c->name = name ? xstrdup(name) : NULL;
+	c->pod = pod ? xstrdup(pod) : NULL;
+	c->ns = ns ? xstrdup(ns) : NULL;
+	c->request = req;
+	c->limit = lim;
+	for (i = 0; i < 3; i++)
+		if (strcmp(qos, qos_names[i]) == 0)
+			c->qos = (enum qos_class)i;
+	if (i == 3 && strcmp(qos, qos_names[c->qos]) != 0)
+		return (bad(cause, key, "container: bad qos"));
+	if (req < -1 || lim < -1 || req > 1000LL * CPUSET_SETSIZE ||
+	    lim > 1000LL * CPUSET_SETSIZE)
+		return (bad(cause, key, "container: CPU request out of range"));
+	if (parse_kv(ann, &c->ann, &c->nann) != 0 ||
+	    parse_kv(env, &c->env, &c->nenv) != 0)
+		return (bad(cause, key, "container: annotations and env must "
+		    "be objects of strings"));
+	return (0);
+}
+
+static int
+parse_cpus(const char *key, const char *text, struct cpuset *s, char **cause)
+{
+	char	*why = NULL;
+	int	 rc;
+
+	if ((rc = cpuset_parse(s, text, &why)) != 0) {
+		xasprintf(cause, "grant \"%s\": %s", key, why);
+		free(why);
+	}
+	return (rc);
+}
+
+/*
+ * One container entry into a grant of N: the same CPUs in the same pool
+ * when still free, else allocated anew (policy_carry_container).
+ */
+static int
+restore_container(struct policy *N, const char *key, json_t *o,
+    struct policy_effects *fx, char **cause)
+{
+	const char	*kind = NULL, *pool = NULL, *type = NULL, *excl = NULL;
+	json_t		*spec = NULL, *claims = NULL;
+	json_error_t	 err;
+	struct grant	*g;
+	int		 portion = 0, zero = 0, fallback = 0, i, rc;
+	size_t		 j;
+
+	if (json_unpack_ex(o, &err, 0, "{s:s}", "kind", &kind) != 0)
+		return (bad(cause, key, "no kind"));
+	g = grant_new(key, GRANT_CONTAINER);
+	if (strcmp(kind, "claim-pinned") == 0) {
+		if (json_unpack_ex(o, &err, JSON_STRICT, "{s:s, s:o, s:o}",
+		    "kind", &kind, "claims", &claims, "container", &spec) != 0 ||
+		    !json_is_array(claims)) {
+			rc = bad(cause, key, "malformed claim-pinned grant");
+			goto out;
+		}
+		for (j = 0; j < json_array_size(claims); j++)
+			if (!json_is_string(json_array_get(claims, j))) {
+				rc = bad(cause, key, "claims must be strings");
+				goto out;
+			}
+	} else if (strcmp(kind, "container") == 0) {
+		if (json_unpack_ex(o, &err, JSON_STRICT,
+		    "{s:s, s:s, s:s, s:s, s:i, s:b, s:b, s:o}", "kind", &kind,
+		    "pool", &pool, "type", &type, "exclusive", &excl,
+		    "portion", &portion, "zeroRequest", &zero,
+		    "fallback", &fallback, "container", &spec) != 0) {
+			rc = bad(cause, key, "malformed container grant");
+			goto out;
+		}
+	} else {
+		rc = bad(cause, key, "unknown kind");
+		goto out;
+	}
+	if ((rc = parse_spec(key, spec, &g->spec, cause)) != 0)
+		goto out;
+	if ((rc = request_from_spec(N, &g->spec, &g->req, cause)) != 0)
+		goto out;
+	if (strcmp(kind, "claim-pinned") == 0) {
+		/* Pinned again from its environment against the held claims. */
+		g->kind = GRANT_CLAIM_PINNED;
+		rc = policy_carry_container(N, g, fx, cause);
+		goto out;
+	}
+	for (i = 0; i < 3; i++)
+		if (strcmp(type, type_names[i]) == 0)
+			break;
+	if (i == 3 || portion < 0 || portion > 1000 * CPUSET_SETSIZE) {
+		rc = bad(cause, key, "bad type or portion");
+		goto out;
+	}
+	if ((rc = parse_cpus(key, excl, &g->exclusive, cause)) != 0)
+		goto out;
+	if (fallback) {
+		grant_fallback(N, g);
+		strmap_put(N->ctrs, g->key, g);
+		return (0);
+	}
+	g->type = (enum cpu_type)i;
+	g->portion = portion;
+	g->zero_req = zero;
+	g->pool = pool_tree_find(N->tree, pool);
+	rc = policy_carry_container(N, g, fx, cause);
+out:
+	grant_free(g);
+	return (rc);
+}
+
+int
+policy_restore(const struct topology *t, const struct config *cfg,
+    json_t *doc, struct policy **out, char **cause)
+{
+	struct policy		*N = NULL;
+	struct policy_effects	 fx;
+	struct cpuset		 cpus = CPUSET_INITIALIZER;
+	json_t			*grants = NULL, *o;
+	json_error_t		 err;
+	const char		*key, *kind, *set, *pool;
+	json_int_t		 version = 0;
+	int			 rc;
+
+	*out = NULL;
+	policy_effects_init(&fx);
+	if (!json_is_object(doc) || json_unpack_ex(doc, &err, JSON_STRICT,
+	    "{s:I, s:o}", "version", &version, "grants", &grants) != 0) {
+		if (json_is_object(doc) &&
+		    json_is_integer(json_object_get(doc, "version")) &&
+		    json_integer_value(json_object_get(doc, "version")) >
+		    STATE_VERSION)
+			goto newer;
+		xasprintf(cause, "not a state document: %s", err.text);
+		return (-EINVAL);
+	}
+	if (version > STATE_VERSION)
+		goto newer;
+	if (version != STATE_VERSION || !json_is_object(grants)) {
+		xasprintf(cause, "bad state document version %lld",
+		    (long long)version);
+		return (-EINVAL);
+	}
+	if ((rc = policy_build(t, cfg, &N, cause)) != 0)
+		return (rc);
+
+	/* Claims first: their CPUs cannot move. */
+	json_object_foreach(grants, key, o) {
+		if (strncmp(key, CLAIM_PREFIX, strlen(CLAIM_PREFIX)) != 0)
+			continue;
+		if (json_unpack_ex(o, &err, JSON_STRICT, "{s:s, s:s, s:s}",
+		    "kind", &kind, "cpus", &set, "pool", &pool) != 0 ||
+		    strcmp(kind, "claim") != 0) {
+			rc = bad(cause, key, "malformed claim");
+			goto fail;
+		}
+		if ((rc = request_check_id("claim UID", key +
+		    strlen(CLAIM_PREFIX), cause)) != 0 ||
+		    (rc = parse_cpus(key, set, &cpus, cause)) != 0)
+			goto fail;
+		if (cpuset_empty(&cpus)) {
+			rc = bad(cause, key, "a claim without CPUs");
+			goto fail;
+		}
+		if ((rc = claim_reinstate(N, key + strlen(CLAIM_PREFIX), &cpus,
+		    cause)) != 0)
+			goto fail;
+	}
+	json_object_foreach(grants, key, o) {
+		if (strncmp(key, CLAIM_PREFIX, strlen(CLAIM_PREFIX)) == 0)
+			continue;
+		if ((rc = request_check_id("container id", key, cause)) != 0)
+			goto fail;
+		if (!json_is_object(o)) {
+			rc = bad(cause, key, "not an object");
+			goto fail;
+		}
+		if (strmap_count(N->ctrs) >= POLICY_MAX_CONTAINERS) {
+			rc = bad(cause, key, "too many containers");
+			goto fail;
+		}
+		if ((rc = restore_container(N, key, o, &fx, cause)) != 0)
+			goto fail;
+	}
+	/*
+	 * The runtime kept what we told it before the restart, which is what
+	 * the restored grants yield: take that as applied, so the next
+	 * operation reports only the containers it really moves.
+	 */
+	policy_refresh(N, NULL, 1, NULL);
+	cpuset_clear(&cpus);
+	policy_effects_clear(&fx);
+	*out = N;
+	return (0);
+newer:
+	xasprintf(cause, "state version %lld is newer than this topoawared "
+	    "understands (%d)", (long long)json_integer_value(
+	    json_object_get(doc, "version")), STATE_VERSION);
+	return (-EPROTO);
+fail:
+	cpuset_clear(&cpus);
+	policy_effects_clear(&fx);
+	policy_free(N);
+	return (rc);
+}

@@ -1,0 +1,165 @@
+/*
+ * strmap.c owns the string map: open addressing with linear probing and
+ * backward-shift deletion, so no tombstones pile up as containers come
+ * and go. The table doubles at 50% load.
+ */
+#include "autoconf.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strmap.h"
+#include "xmalloc.h"
+
+struct slot {
+	char	*key;
+	void	*value;
+	uint32_t hash;
+};
+
+struct strmap {
+	size_t		 size;		/* power of two */
+	size_t		 count;
+	struct slot	*slots;
+};
+
+static uint32_t
+hash(const char *s)
+{
+	uint32_t	h = 2166136261u;	/* FNV-1a */
+
+	while (*s != '\0') {
+		h ^= (unsigned char)*s++;
+		h *= 16777619u;
+	}
+	return (h);
+}
+
+struct strmap *
+strmap_new(void)
+{
+	struct strmap	*m;
+
+	m = xcalloc(1, sizeof *m);
+	m->size = 16;
+	m->slots = xcalloc(m->size, sizeof *m->slots);
+	return (m);
+}
+
+void
+strmap_free(struct strmap *m)
+{
+	size_t	i;
+
+	if (m == NULL)
+		return;
+	for (i = 0; i < m->size; i++)
+		free(m->slots[i].key);
+	free(m->slots);
+	free(m);
+}
+
+static size_t
+find(const struct strmap *m, const char *key, uint32_t h)
+{
+	size_t	i = h & (m->size - 1);
+
+	while (m->slots[i].key != NULL) {
+		if (m->slots[i].hash == h && strcmp(m->slots[i].key, key) == 0)
+			return (i);
+		i = (i + 1) & (m->size - 1);
+	}
+	return (i);
+}
+
+void *
+strmap_get(const struct strmap *m, const char *key)
+{
+	size_t	i = find(m, key, hash(key));
+
+	return (m->slots[i].key != NULL ? m->slots[i].value : NULL);
+}
+
+static void
+grow(struct strmap *m)
+{
+	struct slot	*old = m->slots;
+	size_t		 oldsize = m->size, i, j;
+
+	m->size *= 2;
+	m->slots = xcalloc(m->size, sizeof *m->slots);
+	for (i = 0; i < oldsize; i++) {
+		if (old[i].key == NULL)
+			continue;
+		j = old[i].hash & (m->size - 1);
+		while (m->slots[j].key != NULL)
+			j = (j + 1) & (m->size - 1);
+		m->slots[j] = old[i];
+	}
+	free(old);
+}
+
+void
+strmap_put(struct strmap *m, const char *key, void *value)
+{
+	uint32_t	h = hash(key);
+	size_t		i = find(m, key, h);
+
+	if (m->slots[i].key != NULL) {
+		m->slots[i].value = value;
+		return;
+	}
+	m->slots[i].key = xstrdup(key);
+	m->slots[i].value = value;
+	m->slots[i].hash = h;
+	if (++m->count * 2 > m->size)
+		grow(m);
+}
+
+void *
+strmap_del(struct strmap *m, const char *key)
+{
+	size_t	 i, j, home;
+	void	*value;
+
+	i = find(m, key, hash(key));
+	if (m->slots[i].key == NULL)
+		return (NULL);
+	value = m->slots[i].value;
+	free(m->slots[i].key);
+	m->slots[i].key = NULL;
+	m->count--;
+	/* Shift later members of the probe run back into the hole. */
+	for (j = (i + 1) & (m->size - 1); m->slots[j].key != NULL;
+	    j = (j + 1) & (m->size - 1)) {
+		home = m->slots[j].hash & (m->size - 1);
+		if ((j > i && (home <= i || home > j)) ||
+		    (j < i && (home <= i && home > j))) {
+			m->slots[i] = m->slots[j];
+			m->slots[j].key = NULL;
+			i = j;
+		}
+	}
+	return (value);
+}
+
+size_t
+strmap_count(const struct strmap *m)
+{
+	return (m->count);
+}
+
+void **
+strmap_values(const struct strmap *m, size_t *n)
+{
+	void	**v;
+	size_t	  i, k = 0;
+
+	v = xcalloc(m->count + 1, sizeof *v);
+	for (i = 0; i < m->size; i++)
+		if (m->slots[i].key != NULL)
+			v[k++] = m->slots[i].value;
+	*n = k;
+	return (v);
+}

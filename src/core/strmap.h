@@ -1,0 +1,23 @@
+/*
+ * A string-keyed hash map of pointers, for the policy's containers and
+ * claims. Keys are copied; values are the caller's.
+ */
+#ifndef TOPOAWARE_STRMAP_H
+#define TOPOAWARE_STRMAP_H
+
+#include <stddef.h>
+
+struct strmap;
+
+struct strmap	*strmap_new(void);
+void		 strmap_free(struct strmap *);
+void		*strmap_get(const struct strmap *, const char *);
+/* Sets key to value, replacing any earlier value. */
+void		 strmap_put(struct strmap *, const char *, void *);
+/* Removes key; returns its value or NULL. */
+void		*strmap_del(struct strmap *, const char *);
+size_t		 strmap_count(const struct strmap *);
+/* Every value, in no particular order, into a new array (caller frees). */
+void		**strmap_values(const struct strmap *, size_t *);
+
+#endif

@@ -1,0 +1,193 @@
+/*
+ * main.c owns topoawared's command line: options, `-n`, `--version`,
+ * `--help`, then hands over to the server and runs the loop.
+ */
+#include "autoconf.h"
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "server.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+"usage: topoawared [-fnvV] [--sysfs-root DIR] [--config FILE] [--state-dir DIR]\n"
+"                  [--nri-socket PATH] [--nri-index N] [--admin-socket PATH]\n"
+"                  [--kubelet-dir DIR] [--cdi-dir DIR] [--kubeconfig FILE]\n"
+"                  [--node-name NAME] [--nri-reconnect-max MS]\n"
+"\n"
+"  -f                    stay in the foreground and log to stderr\n"
+"  -v                    log more (repeat for debug)\n"
+"  -n                    check the config against this machine and exit\n"
+"  -V, --version         print the version and exit\n"
+"  --sysfs-root DIR      the folder that holds sys/ (default /)\n"
+"  --config FILE         the config (default /etc/topoaware/config.json)\n"
+"  --state-dir DIR       saved state (default /var/lib/topoaware)\n"
+"  --nri-socket PATH     the runtime's NRI socket (default /var/run/nri/nri.sock)\n"
+"  --nri-index N         the plugin index, 00-99 (default 90)\n"
+"  --admin-socket PATH   the admin socket (default /run/topoaware/admin.sock)\n"
+"  --kubelet-dir DIR     the kubelet's folder (default /var/lib/kubelet)\n"
+"  --cdi-dir DIR         where CDI specs go (default /var/run/cdi)\n"
+"  --kubeconfig FILE     the API server's kubeconfig (default: in-cluster)\n"
+"  --node-name NAME      this node (default $NODE_NAME, else the host name)\n"
+"  --nri-reconnect-max MS  cap of the reconnect backoff (default 30000)\n");
+}
+
+static int
+number(const char *s, long lo, long hi, long *out)
+{
+	char	*end;
+	long	 v;
+
+	v = strtol(s, &end, 10);
+	if (*s == '\0' || *end != '\0' || v < lo || v > hi)
+		return (-1);
+	*out = v;
+	return (0);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "sysfs-root", required_argument, NULL, 'R' },
+		{ "config", required_argument, NULL, 'c' },
+		{ "state-dir", required_argument, NULL, 's' },
+		{ "nri-socket", required_argument, NULL, 'N' },
+		{ "nri-index", required_argument, NULL, 'I' },
+		{ "admin-socket", required_argument, NULL, 'a' },
+		{ "kubelet-dir", required_argument, NULL, 'k' },
+		{ "cdi-dir", required_argument, NULL, 'C' },
+		{ "kubeconfig", required_argument, NULL, 'K' },
+		{ "node-name", required_argument, NULL, 'H' },
+		{ "nri-reconnect-max", required_argument, NULL, 'B' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static char		 host[HOST_NAME_MAX + 1];
+	struct server_opts	 o;
+	struct server		 srv;
+	char			*cause = NULL;
+	long			 v;
+	int			 ch, check = 0, rc;
+
+	memset(&o, 0, sizeof o);
+	o.sysfs_root = "/";
+	o.config_path = "/etc/topoaware/config.json";
+	o.state_dir = "/var/lib/topoaware";
+	o.nri_socket = "/var/run/nri/nri.sock";
+	o.nri_index = 90;
+	o.admin_socket = "/run/topoaware/admin.sock";
+	o.kubelet_dir = "/var/lib/kubelet";
+	o.cdi_dir = "/var/run/cdi";
+	o.nri_backoff_max_ms = 30000;
+	o.node_name = getenv("NODE_NAME");
+
+	while ((ch = getopt_long(argc, argv, "fnvVh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			o.foreground = 1;
+			break;
+		case 'n':
+			check = 1;
+			break;
+		case 'v':
+			o.verbosity++;
+			break;
+		case 'V':
+			printf("topoawared %s\n", PACKAGE_VERSION);
+			return (0);
+		case 'h':
+			usage(stdout);
+			return (0);
+		case 'R':
+			o.sysfs_root = optarg;
+			break;
+		case 'c':
+			o.config_path = optarg;
+			break;
+		case 's':
+			o.state_dir = optarg;
+			break;
+		case 'N':
+			o.nri_socket = optarg;
+			break;
+		case 'I':
+			if (number(optarg, 0, 99, &v) != 0) {
+				fprintf(stderr, "topoawared: --nri-index %s: "
+				    "not a number 0-99\n", optarg);
+				return (2);
+			}
+			o.nri_index = (int)v;
+			break;
+		case 'a':
+			o.admin_socket = optarg;
+			break;
+		case 'k':
+			o.kubelet_dir = optarg;
+			break;
+		case 'C':
+			o.cdi_dir = optarg;
+			break;
+		case 'K':
+			o.kubeconfig = optarg;
+			break;
+		case 'H':
+			o.node_name = optarg;
+			break;
+		case 'B':
+			if (number(optarg, 10, 3600000, &v) != 0) {
+				fprintf(stderr, "topoawared: --nri-reconnect-max "
+				    "%s: not a number 10-3600000\n", optarg);
+				return (2);
+			}
+			o.nri_backoff_max_ms = (int)v;
+			break;
+		default:
+			usage(stderr);
+			return (2);
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return (2);
+	}
+	if (o.node_name == NULL || *o.node_name == '\0') {
+		if (gethostname(host, sizeof host - 1) != 0)
+			strcpy(host, "localhost");
+		o.node_name = host;
+	}
+
+	if (check) {
+		if (server_check_config(&o, &cause) != 0) {
+			fprintf(stderr, "topoawared: %s\n", cause);
+			free(cause);
+			return (1);
+		}
+		printf("configuration OK\n");
+		return (0);
+	}
+
+	log_init(o.foreground, o.verbosity);
+	if (server_init(&srv, &o, &cause) != 0 ||
+	    server_start(&srv, &cause) != 0) {
+		log_warnx("cannot start: %s", cause);
+		free(cause);
+		server_clear(&srv);
+		return (1);
+	}
+	rc = event_base_dispatch(srv.base);
+	if (rc < 0)
+		log_warnx("the event loop failed");
+	log_info("stopped");
+	server_clear(&srv);
+	return (rc < 0 ? 1 : 0);
+}

@@ -1,0 +1,537 @@
+/*
+ * server.c owns the daemon's life: building the machine, config and policy
+ * at start (saved claims first), the signals, the watchdog timer, the one
+ * reload path, and the operations every endpoint calls: each runs the
+ * policy, saves the state before anyone is answered, writes the exported
+ * resources.sh files and pushes the updates no reply carries.
+ */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <event2/event.h>
+
+#include "admin.h"
+#include "log.h"
+#include "metrics.h"
+#include "nri.h"
+#include "sd.h"
+#include "server.h"
+#include "statefile.h"
+#include "sysfs.h"
+#include "xmalloc.h"
+
+/* Reads the config file; an absent file means the embedded defaults. */
+static int
+load_config(const char *path, struct config **out, char **cause)
+{
+	json_t		*doc;
+	json_error_t	 err;
+	struct stat	 sb;
+	char		*why = NULL;
+
+	if (stat(path, &sb) != 0 && errno == ENOENT) {
+		*out = config_new();
+		return (0);
+	}
+	if ((doc = json_load_file(path, JSON_REJECT_DUPLICATES, &err)) ==
+	    NULL) {
+		xasprintf(cause, "%s:%d:%d: %s", path, err.line, err.column,
+		    err.text);
+		return (-EINVAL);
+	}
+	if (config_from_json(doc, out, &why) != 0) {
+		xasprintf(cause, "%s: %s", path, why);
+		free(why);
+		json_decref(doc);
+		return (-EINVAL);
+	}
+	json_decref(doc);
+	return (0);
+}
+
+int
+server_check_config(const struct server_opts *o, char **cause)
+{
+	struct topology	*t = NULL;
+	struct config	*cfg = NULL;
+	struct policy	*P = NULL;
+	int		 rc;
+
+	if ((rc = sysfs_discover(o->sysfs_root, &t, cause)) == 0 &&
+	    (rc = load_config(o->config_path, &cfg, cause)) == 0)
+		rc = policy_new(t, cfg, &P, cause);
+	policy_free(P);
+	config_free(cfg);
+	topology_free(t);
+	return (rc);
+}
+
+static int
+save_state(struct server *srv, char **cause)
+{
+	json_t	*doc = policy_save(srv->policy);
+	int	 rc;
+
+	rc = statefile_write(srv->opts.state_dir, doc, cause);
+	json_decref(doc);
+	if (rc != 0)
+		metrics_inc("errors", "kind", "state_write");
+	return (rc);
+}
+
+/* Saved claims first, then the containers; a bad file is moved aside. */
+static int
+restore_state(struct server *srv, char **cause)
+{
+	json_t	*doc = NULL;
+	char	*why = NULL, *where = NULL;
+	int	 rc;
+
+	rc = statefile_read(srv->opts.state_dir, &doc, &why);
+	if (rc != 0 && rc != -EBADMSG) {
+		xasprintf(cause, "%s", why);
+		free(why);
+		return (rc);
+	}
+	if (rc == -EBADMSG) {
+		log_warnx("%s; starting without saved grants", why);
+		free(why);
+		why = NULL;
+	}
+	if (doc == NULL)
+		return (policy_new(srv->topo, srv->cfg, &srv->policy, cause));
+
+	rc = policy_restore(srv->topo, srv->cfg, doc, &srv->policy, &why);
+	json_decref(doc);
+	if (rc == 0) {
+		log_info("restored %d containers and %d claims",
+		    policy_ncontainers(srv->policy),
+		    policy_nclaims(srv->policy));
+		return (0);
+	}
+	if (rc == -EBUSY) {
+		/* Starting would hand a claimed CPU out twice. */
+		xasprintf(cause, "the saved claims do not fit the config: %s; "
+		    "fix the config, or move %s/%s away to drop them", why,
+		    srv->opts.state_dir, STATEFILE_NAME);
+		free(why);
+		return (rc);
+	}
+	if (statefile_move_aside(srv->opts.state_dir, &where, cause) != 0) {
+		free(why);
+		return (-EIO);
+	}
+	log_warnx("saved state refused (%s), moved aside to %s", why, where);
+	free(why);
+	free(where);
+	return (policy_new(srv->topo, srv->cfg, &srv->policy, cause));
+}
+
+int
+server_init(struct server *srv, const struct server_opts *o, char **cause)
+{
+	int	rc;
+
+	memset(srv, 0, sizeof *srv);
+	srv->opts = *o;
+	srv->started = time(NULL);
+	srv->generation = 1;
+	srv->last_reload.ok = 1;
+	srv->last_reload.generation = 1;
+
+	if ((rc = sysfs_discover(o->sysfs_root, &srv->topo, cause)) != 0 ||
+	    (rc = load_config(o->config_path, &srv->cfg, cause)) != 0 ||
+	    (rc = statefile_check_dir(o->state_dir, cause)) != 0 ||
+	    (rc = restore_state(srv, cause)) != 0)
+		return (rc);
+	if (!o->foreground || o->verbosity == 0)
+		log_set_level(srv->cfg->log_level);
+	return (0);
+}
+
+static void
+signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct server	*srv = arg;
+	char		*cause = NULL;
+
+	switch (sig) {
+	case SIGHUP:
+		if (server_reload(srv, "SIGHUP", &cause) != 0) {
+			log_warnx("reload refused: %s", cause);
+			free(cause);
+		}
+		break;
+	default:
+		log_info("stopping on signal %d", (int)sig);
+		server_stop(srv);
+		break;
+	}
+}
+
+static void
+watchdog_cb(evutil_socket_t fd, short what, void *arg)
+{
+	sd_watchdog_ping();
+}
+
+int
+server_start(struct server *srv, char **cause)
+{
+	struct timeval	tv;
+	uint64_t	usec;
+
+	signal(SIGPIPE, SIG_IGN);
+	if ((srv->base = event_base_new()) == NULL) {
+		xasprintf(cause, "cannot create the event loop");
+		return (-ENOMEM);
+	}
+	srv->ev_sigterm = evsignal_new(srv->base, SIGTERM, signal_cb, srv);
+	srv->ev_sigint = evsignal_new(srv->base, SIGINT, signal_cb, srv);
+	srv->ev_sighup = evsignal_new(srv->base, SIGHUP, signal_cb, srv);
+	if (srv->ev_sigterm == NULL || srv->ev_sigint == NULL ||
+	    srv->ev_sighup == NULL || evsignal_add(srv->ev_sigterm, NULL) ||
+	    evsignal_add(srv->ev_sigint, NULL) ||
+	    evsignal_add(srv->ev_sighup, NULL)) {
+		xasprintf(cause, "cannot watch signals");
+		return (-EIO);
+	}
+	/* Ping at half the interval systemd gave us. */
+	if ((usec = sd_watchdog_usec()) > 0) {
+		srv->ev_watchdog = event_new(srv->base, -1, EV_PERSIST,
+		    watchdog_cb, srv);
+		tv.tv_sec = (time_t)(usec / 2 / 1000000);
+		tv.tv_usec = (suseconds_t)(usec / 2 % 1000000);
+		if (srv->ev_watchdog == NULL ||
+		    event_add(srv->ev_watchdog, &tv) != 0) {
+			xasprintf(cause, "cannot arm the watchdog timer");
+			return (-EIO);
+		}
+	}
+	if (admin_new(srv, srv->opts.admin_socket, &srv->admin, cause) != 0)
+		return (-EIO);
+	if (nri_new(srv, &srv->nri, cause) != 0)
+		return (-EIO);
+	/* Saving once at start rewrites a state file another version left. */
+	if (save_state(srv, cause) != 0)
+		return (-EIO);
+	log_info("topoawared %s started: %d CPUs online, %d containers and "
+	    "%d claims held", PACKAGE_VERSION,
+	    cpuset_count(topology_online(srv->topo)),
+	    policy_ncontainers(srv->policy), policy_nclaims(srv->policy));
+	sd_status("serving: %d containers, %d claims",
+	    policy_ncontainers(srv->policy), policy_nclaims(srv->policy));
+	sd_ready();
+	return (0);
+}
+
+void
+server_stop(struct server *srv)
+{
+	if (srv->stopping)
+		return;
+	srv->stopping = 1;
+	sd_stopping();
+	event_base_loopexit(srv->base, NULL);
+}
+
+void
+server_clear(struct server *srv)
+{
+	nri_free(srv->nri);
+	admin_free(srv->admin);
+	if (srv->ev_sigterm != NULL)
+		event_free(srv->ev_sigterm);
+	if (srv->ev_sigint != NULL)
+		event_free(srv->ev_sigint);
+	if (srv->ev_sighup != NULL)
+		event_free(srv->ev_sighup);
+	if (srv->ev_watchdog != NULL)
+		event_free(srv->ev_watchdog);
+	if (srv->base != NULL)
+		event_base_free(srv->base);
+	policy_free(srv->policy);
+	config_free(srv->cfg);
+	topology_free(srv->topo);
+	free(srv->last_reload.error);
+	free(srv->last_error);
+	memset(srv, 0, sizeof *srv);
+}
+
+void
+server_set_error(struct server *srv, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (msg == NULL)
+		return;
+	free(srv->last_error);
+	srv->last_error = msg;
+}
+
+/* resources.sh of one container (R-STATE-4); failures are only logged. */
+static void
+export_one(struct server *srv, const char *id)
+{
+	struct policy_kv	*kv;
+	struct statefile_var	 vars[8];
+	char			*cause = NULL;
+	int			 i, n;
+
+	if (policy_export(srv->policy, id, &kv, &n) != 0)
+		return;
+	for (i = 0; i < n && i < 8; i++) {
+		vars[i].name = kv[i].key;
+		vars[i].value = kv[i].value;
+	}
+	if (statefile_write_resources(srv->opts.state_dir, id, vars,
+	    (size_t)i, &cause) != 0) {
+		log_warnx("%s", cause);
+		metrics_inc("errors", "kind", "export");
+		free(cause);
+	}
+	policy_export_free(kv, n);
+}
+
+static void
+log_effects(struct server *srv, const struct policy_effects *fx)
+{
+	int	i;
+
+	for (i = 0; i < fx->nwarnings; i++)
+		log_warnx("%s", fx->warnings[i]);
+	if (fx->self.id != NULL)
+		export_one(srv, fx->self.id);
+	for (i = 0; i < fx->nupdates; i++)
+		export_one(srv, fx->updates[i].id);
+}
+
+/* Saves after a change; on failure the caller undoes what it can. */
+static int
+commit(struct server *srv, struct policy_effects *fx, const char *what,
+    char **cause)
+{
+	char	*why = NULL;
+
+	if (fx->save && save_state(srv, &why) != 0) {
+		xasprintf(cause, "%s: cannot save the state: %s", what, why);
+		server_set_error(srv, "%s", *cause);
+		free(why);
+		return (-EIO);
+	}
+	log_effects(srv, fx);
+	return (0);
+}
+
+static void
+refused(struct server *srv, const char *what, const char *cause)
+{
+	metrics_inc("refusals", "op", what);
+	server_set_error(srv, "%s: %s", what, cause);
+}
+
+int
+server_create(struct server *srv, const struct container_spec *s,
+    struct policy_effects *fx, char **cause)
+{
+	struct policy_effects	 undo;
+	int			 rc;
+
+	if ((rc = policy_create(srv->policy, s, fx, cause)) != 0) {
+		refused(srv, "create", *cause);
+		return (rc);
+	}
+	if ((rc = commit(srv, fx, "create", cause)) != 0) {
+		policy_effects_init(&undo);
+		policy_remove(srv->policy, s->id, &undo);
+		policy_effects_clear(&undo);
+		return (rc);
+	}
+	metrics_inc("allocations", "kind", "container");
+	return (0);
+}
+
+int
+server_update(struct server *srv, const char *id, long long req,
+    long long lim, struct policy_effects *fx, char **cause)
+{
+	int	rc;
+
+	if ((rc = policy_update(srv->policy, id, req, lim, fx, cause)) != 0) {
+		refused(srv, "update", *cause);
+		return (rc);
+	}
+	return (commit(srv, fx, "update", cause));
+}
+
+int
+server_remove(struct server *srv, const char *id, struct policy_effects *fx,
+    char **cause)
+{
+	char	*why = NULL;
+	int	 rc;
+
+	if ((rc = policy_remove(srv->policy, id, fx)) != 0)
+		return (rc);
+	if (statefile_remove_resources(srv->opts.state_dir, id, &why) != 0) {
+		log_warnx("%s", why);
+		free(why);
+	}
+	/* A release that is not saved frees CPUs here only: safe. */
+	rc = commit(srv, fx, "remove", cause);
+	metrics_inc("releases", "kind", "container");
+	return (rc);
+}
+
+int
+server_sync(struct server *srv, const struct container_spec *specs, int n,
+    struct policy_effects *fx, char **cause)
+{
+	int	rc;
+
+	if ((rc = policy_sync(srv->policy, specs, n, fx, cause)) != 0) {
+		refused(srv, "sync", *cause);
+		return (rc);
+	}
+	return (commit(srv, fx, "sync", cause));
+}
+
+int
+server_claim(struct server *srv, const char *uid,
+    const struct claim_result *res, int n, struct policy_effects *fx,
+    char **cause)
+{
+	struct policy_effects	 undo;
+	int			 held, rc;
+
+	held = policy_claim_cpus(srv->policy, uid) != NULL;
+	if ((rc = policy_claim(srv->policy, uid, res, n, fx, cause)) != 0) {
+		refused(srv, "claim", *cause);
+		return (rc);
+	}
+	if ((rc = commit(srv, fx, "claim", cause)) != 0) {
+		/* Not saved, so not acknowledged: let it go again. */
+		if (!held) {
+			policy_effects_init(&undo);
+			policy_release(srv->policy, uid, &undo);
+			policy_effects_clear(&undo);
+		}
+		return (rc);
+	}
+	if (!held)
+		metrics_inc("allocations", "kind", "claim");
+	server_push_updates(srv, fx);
+	return (0);
+}
+
+int
+server_release(struct server *srv, const char *uid, struct policy_effects *fx,
+    char **cause)
+{
+	int	rc;
+
+	if ((rc = policy_release(srv->policy, uid, fx)) != 0)
+		return (rc);
+	if ((rc = commit(srv, fx, "release", cause)) != 0)
+		return (rc);
+	if (fx->save)
+		metrics_inc("releases", "kind", "claim");
+	server_push_updates(srv, fx);
+	return (0);
+}
+
+void
+server_push_updates(struct server *srv, const struct policy_effects *fx)
+{
+	if (fx->nupdates > 0 && srv->nri != NULL)
+		nri_push_updates(srv->nri, fx->updates, fx->nupdates);
+}
+
+static void
+reload_done(struct server *srv, int ok, const char *error)
+{
+	free(srv->last_reload.error);
+	srv->last_reload.error = error ? xstrdup(error) : NULL;
+	srv->last_reload.ok = ok;
+	srv->last_reload.generation = srv->generation;
+	srv->last_reload.when = time(NULL);
+}
+
+int
+server_reload(struct server *srv, const char *why, char **cause)
+{
+	struct config		*cfg = NULL;
+	struct policy_effects	 fx;
+	char			*err = NULL;
+	int			 rc;
+
+	sd_reloading();
+	policy_effects_init(&fx);
+	if ((rc = load_config(srv->opts.config_path, &cfg, &err)) != 0 ||
+	    (rc = config_check_reload(srv->cfg, cfg, &err)) != 0 ||
+	    (rc = policy_reconfigure(srv->policy, cfg, &fx, &err)) != 0) {
+		log_warnx("reload (%s) refused, generation %u stays: %s", why,
+		    srv->generation, err);
+		metrics_inc("reloads", "result", "refused");
+		reload_done(srv, 0, err);
+		*cause = err;
+		config_free(cfg);
+		policy_effects_clear(&fx);
+		sd_ready();
+		return (rc);
+	}
+	config_free(srv->cfg);
+	srv->cfg = cfg;
+	srv->generation++;
+	log_set_level(cfg->log_level);
+	reload_done(srv, 1, NULL);
+	if ((rc = commit(srv, &fx, "reload", &err)) != 0) {
+		log_warnx("%s", err);
+		free(err);
+	}
+	server_push_updates(srv, &fx);
+	log_info("reloaded (%s): configuration generation %u, %d containers "
+	    "moved", why, srv->generation, fx.nupdates);
+	metrics_inc("reloads", "result", "ok");
+	policy_effects_clear(&fx);
+	sd_ready();
+	return (0);
+}
+
+json_t *
+server_status(struct server *srv)
+{
+	json_t	*st, *lr, *nri, *dra;
+
+	lr = json_pack("{s:b, s:o, s:i}", "ok", srv->last_reload.ok,
+	    "error", srv->last_reload.error ?
+	    json_string(srv->last_reload.error) : json_null(),
+	    "generation", (int)srv->last_reload.generation);
+	nri = srv->nri ? nri_status(srv->nri) :
+	    json_pack("{s:b}", "connected", 0);
+	/* The kubelet plugin is a later part; say so rather than pretend. */
+	dra = json_pack("{s:b, s:s}", "registered", 0, "error",
+	    "the DRA kubelet plugin is not implemented yet");
+	st = json_pack("{s:s, s:I, s:i, s:o, s:o, s:o, s:i, s:i, s:o}",
+	    "version", PACKAGE_VERSION,
+	    "uptimeSeconds", (json_int_t)(time(NULL) - srv->started),
+	    "configGeneration", (int)srv->generation,
+	    "lastReload", lr, "nri", nri, "dra", dra,
+	    "containers", policy_ncontainers(srv->policy),
+	    "claims", policy_nclaims(srv->policy),
+	    "lastError", srv->last_error ? json_string(srv->last_error) :
+	    json_null());
+	return (st);
+}

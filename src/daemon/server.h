@@ -1,0 +1,104 @@
+/*
+ * The daemon's one state: the event loop, the machine, the config in
+ * force, the policy, and the endpoints. Every endpoint turns its input into
+ * one of the server_* operations below, which call the policy, save the
+ * state before anyone is told (R-STATE-1), write the exported files and
+ * push the updates that do not travel in a reply. Nothing here blocks.
+ */
+#ifndef TOPOAWARE_SERVER_H
+#define TOPOAWARE_SERVER_H
+
+#include <time.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+
+#include "config.h"
+#include "policy.h"
+#include "topology.h"
+
+/* Named limits (topoawared(8) lists them). */
+#define SERVER_MAX_ADMIN_CONNS	16
+
+struct server_opts {
+	const char	*sysfs_root;
+	const char	*config_path;
+	const char	*state_dir;
+	const char	*nri_socket;
+	int		 nri_index;
+	const char	*admin_socket;
+	const char	*kubelet_dir;
+	const char	*cdi_dir;
+	const char	*kubeconfig;
+	const char	*node_name;
+	int		 nri_backoff_max_ms;	/* reconnect backoff cap */
+	int		 foreground;
+	int		 verbosity;
+};
+
+struct nri;
+struct admin;
+
+struct server {
+	struct event_base	*base;
+	struct server_opts	 opts;
+	struct topology		*topo;
+	struct config		*cfg;
+	struct policy		*policy;
+	time_t			 started;
+	unsigned		 generation;	/* configGeneration */
+	struct {
+		int		 ok;
+		char		*error;
+		unsigned	 generation;
+		time_t		 when;
+	}			 last_reload;
+	char			*last_error;
+	int			 stopping;
+
+	struct event		*ev_sigterm;
+	struct event		*ev_sigint;
+	struct event		*ev_sighup;
+	struct event		*ev_watchdog;
+
+	struct nri		*nri;
+	struct admin		*admin;
+};
+
+/* main.c hands over the options; server_start builds and listens. */
+int	server_init(struct server *, const struct server_opts *, char **);
+int	server_start(struct server *, char **);
+void	server_clear(struct server *);
+/* Parse and check the config file against the machine, for `-n`. */
+int	server_check_config(const struct server_opts *, char **);
+
+/* The single reload path (SIGHUP, file watch, `topoawarectl reload`). */
+int	server_reload(struct server *, const char *why, char **);
+
+/*
+ * The operations. Each returns 0 with the effects filled, or an error with
+ * *cause; on error nothing changed (the policy's transaction, and a change
+ * that could not be saved is undone where that is possible).
+ */
+int	server_create(struct server *, const struct container_spec *,
+	    struct policy_effects *, char **);
+int	server_update(struct server *, const char *, long long, long long,
+	    struct policy_effects *, char **);
+int	server_remove(struct server *, const char *, struct policy_effects *,
+	    char **);
+int	server_sync(struct server *, const struct container_spec *, int,
+	    struct policy_effects *, char **);
+int	server_claim(struct server *, const char *,
+	    const struct claim_result *, int, struct policy_effects *, char **);
+int	server_release(struct server *, const char *, struct policy_effects *,
+	    char **);
+
+/* Updates of containers that no reply carries go out over NRI. */
+void	server_push_updates(struct server *, const struct policy_effects *);
+
+void	server_set_error(struct server *, const char *, ...)
+	    __attribute__((__format__(__printf__, 2, 3)));
+json_t	*server_status(struct server *);
+void	server_stop(struct server *);
+
+#endif

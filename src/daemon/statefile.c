@@ -1,0 +1,559 @@
+/*
+ * statefile.c owns the files under the state directory. Every file is
+ * replaced the same way, through a temporary file in the same directory
+ * that is written, synced and renamed over the old one, so a crash at any
+ * moment leaves the old or the new content and never a mixture. What is
+ * read back is untrusted: a bad state file is moved aside for a person to
+ * look at, and the daemon starts without it rather than dying.
+ */
+#include "autoconf.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "statefile.h"
+#include "xmalloc.h"
+
+/* How many state.json.bad-<t>-N names to try before giving up. */
+#define STATEFILE_BAD_TRIES	1000
+
+static int	sf_error(char **, int, const char *, ...)
+		    __attribute__((__format__(__printf__, 3, 4)));
+
+/* Sets *cause (if cause is not NULL) and returns -error. */
+static int
+sf_error(char **cause, int error, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) == -1)
+		s = xstrdup("out of memory");
+	va_end(ap);
+	if (cause != NULL)
+		*cause = s;
+	else
+		free(s);
+	return (-error);
+}
+
+/* The same for a failed system call: "<op> <path>: <strerror>". */
+static int
+sf_syserr(char **cause, const char *op, const char *path)
+{
+	int	error = errno;
+
+	if (error == 0)
+		error = EIO;
+	return (sf_error(cause, error, "%s %s: %s", op, path,
+	    strerror(error)));
+}
+
+static int
+sf_write_all(int fd, const char *data, size_t len)
+{
+	ssize_t	n;
+
+	while (len > 0) {
+		n = write(fd, data, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return (-1);
+		if (n == 0) {
+			errno = EIO;
+			return (-1);
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	return (0);
+}
+
+/* Makes a rename or a new file in dir durable. */
+static int
+sf_sync_dir(const char *dir, char **cause)
+{
+	int	fd, rc = 0;
+
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return (sf_syserr(cause, "open", dir));
+	/* Some file systems cannot sync a directory and say EINVAL. */
+	if (fsync(fd) == -1 && errno != EINVAL)
+		rc = sf_syserr(cause, "fsync", dir);
+	close(fd);
+	return (rc);
+}
+
+/*
+ * Replaces <dir>/<name> with data. Nothing else writes to the state
+ * directory, so a temporary file that already exists was left by a crash
+ * and is replaced.
+ */
+static int
+sf_replace(const char *dir, const char *name, const char *data, size_t len,
+    mode_t mode, char **cause)
+{
+	char	*path, *tmp;
+	int	 fd, rc, flags;
+
+	xasprintf(&path, "%s/%s", dir, name);
+	xasprintf(&tmp, "%s/%s.tmp", dir, name);
+	flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
+	fd = open(tmp, flags, mode);
+	if (fd == -1 && errno == EEXIST && unlink(tmp) == 0)
+		fd = open(tmp, flags, mode);
+	if (fd == -1) {
+		rc = sf_syserr(cause, "create", tmp);
+		goto out;
+	}
+	if (fchmod(fd, mode) == -1) {
+		rc = sf_syserr(cause, "chmod", tmp);
+		goto fail;
+	}
+	if (sf_write_all(fd, data, len) == -1) {
+		rc = sf_syserr(cause, "write", tmp);
+		goto fail;
+	}
+	if (fsync(fd) == -1) {
+		rc = sf_syserr(cause, "fsync", tmp);
+		goto fail;
+	}
+	rc = close(fd);
+	fd = -1;
+	if (rc == -1) {
+		rc = sf_syserr(cause, "close", tmp);
+		goto fail;
+	}
+	if (rename(tmp, path) == -1) {
+		rc = sf_error(cause, errno, "rename %s to %s: %s", tmp, path,
+		    strerror(errno));
+		goto fail;
+	}
+	rc = sf_sync_dir(dir, cause);
+	goto out;
+
+fail:
+	if (fd != -1)
+		close(fd);
+	unlink(tmp);
+out:
+	free(tmp);
+	free(path);
+	return (rc);
+}
+
+int
+statefile_check_dir(const char *dir, char **cause)
+{
+	struct stat	st;
+
+	if (stat(dir, &st) == -1) {
+		if (errno != ENOENT)
+			return (sf_syserr(cause, "stat", dir));
+		if (mkdir(dir, 0700) == -1 && errno != EEXIST)
+			return (sf_syserr(cause, "mkdir", dir));
+		/* Exactly 0700, whatever the umask. */
+		if (chmod(dir, 0700) == -1 || stat(dir, &st) == -1)
+			return (sf_syserr(cause, "chmod", dir));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return (sf_error(cause, ENOTDIR, "state directory %s: not a "
+		    "directory", dir));
+	if (st.st_mode & (S_IWGRP | S_IWOTH))
+		return (sf_error(cause, EPERM, "state directory %s: writable "
+		    "by group or others (mode %04o); make it 0700", dir,
+		    (unsigned)(st.st_mode & 07777)));
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return (sf_error(cause, EPERM, "state directory %s: owned by "
+		    "uid %u, not by root or uid %u", dir, (unsigned)st.st_uid,
+		    (unsigned)geteuid()));
+	return (0);
+}
+
+int
+statefile_write(const char *dir, json_t *doc, char **cause)
+{
+	json_t	*v;
+	char	*text, *data;
+	int	 rc;
+
+	v = json_object_get(doc, "version");
+	if (!json_is_integer(v) ||
+	    json_integer_value(v) != STATEFILE_VERSION)
+		return (sf_error(cause, EINVAL, "%s/%s: refusing to save a "
+		    "document without \"version\": %d", dir, STATEFILE_NAME,
+		    STATEFILE_VERSION));
+	if ((text = json_dumps(doc, JSON_COMPACT)) == NULL)
+		return (sf_error(cause, EINVAL, "%s/%s: the document cannot "
+		    "be encoded", dir, STATEFILE_NAME));
+	xasprintf(&data, "%s\n", text);
+	free(text);
+	rc = sf_replace(dir, STATEFILE_NAME, data, strlen(data), 0600, cause);
+	free(data);
+	return (rc);
+}
+
+/* rename() that fails with EEXIST instead of replacing the target. */
+static int
+sf_rename_noreplace(const char *from, const char *to)
+{
+	struct stat	st;
+
+	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+		return (0);
+	if (errno != EINVAL && errno != ENOSYS)
+		return (-1);
+	/* The file system lacks the flag; nobody else writes here. */
+	if (lstat(to, &st) == 0) {
+		errno = EEXIST;
+		return (-1);
+	}
+	if (errno != ENOENT)
+		return (-1);
+	return (rename(from, to));
+}
+
+int
+statefile_move_aside(const char *dir, char **where, char **cause)
+{
+	char		*path, *bad = NULL;
+	long long	 now = (long long)time(NULL);
+	int		 i, rc;
+
+	xasprintf(&path, "%s/%s", dir, STATEFILE_NAME);
+	for (i = 0; i < STATEFILE_BAD_TRIES; i++) {
+		if (i == 0)
+			xasprintf(&bad, "%s/%s%lld", dir, STATEFILE_BAD, now);
+		else
+			xasprintf(&bad, "%s/%s%lld-%d", dir, STATEFILE_BAD,
+			    now, i);
+		if (sf_rename_noreplace(path, bad) == 0)
+			break;
+		if (errno != EEXIST) {
+			rc = sf_error(cause, errno, "rename %s to %s: %s",
+			    path, bad, strerror(errno));
+			goto out;
+		}
+		free(bad);
+		bad = NULL;
+	}
+	if (bad == NULL) {
+		rc = sf_error(cause, EEXIST, "rename %s: %d names %s%lld-N "
+		    "are taken", path, STATEFILE_BAD_TRIES, STATEFILE_BAD, now);
+		goto out;
+	}
+	/* The move is done; losing it in a crash only repeats it. */
+	(void)sf_sync_dir(dir, NULL);
+	if (where != NULL) {
+		*where = bad;
+		bad = NULL;
+	}
+	rc = 0;
+out:
+	free(bad);
+	free(path);
+	return (rc);
+}
+
+/*
+ * Reads all of fd, at most max bytes: -EFBIG when there is more, -1 with
+ * errno on a read error.
+ */
+static int
+sf_read_all(int fd, size_t hint, size_t max, char **buf, size_t *len)
+{
+	size_t	 size, have = 0;
+	ssize_t	 n;
+	char	*p;
+	int	 error;
+
+	size = hint < 4096 ? 4096 : hint + 1;
+	if (size > max + 1)
+		size = max + 1;
+	p = xmalloc(size);
+	for (;;) {
+		if (have == size) {
+			if (size > max) {
+				free(p);
+				return (-EFBIG);
+			}
+			size = size > max / 2 ? max + 1 : size * 2;
+			p = xreallocarray(p, size, 1);
+		}
+		n = read(fd, p + have, size - have);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1) {
+			error = errno;
+			free(p);
+			errno = error;
+			return (-1);
+		}
+		if (n == 0)
+			break;
+		have += (size_t)n;
+	}
+	if (have > max) {
+		free(p);
+		return (-EFBIG);
+	}
+	*buf = p;
+	*len = have;
+	return (0);
+}
+
+/* Why a state document cannot be used, or NULL when it can. */
+static char *
+sf_check_doc(const char *buf, size_t len, json_t **doc)
+{
+	json_error_t	 err;
+	json_t		*d, *v;
+	char		*why = NULL;
+
+	*doc = NULL;
+	if (len == 0)
+		return (xstrdup("is empty"));
+	d = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
+	if (d == NULL) {
+		if (json_error_code(&err) == json_error_premature_end_of_input)
+			xasprintf(&why, "is truncated (%s)", err.text);
+		else
+			xasprintf(&why, "is not valid JSON (line %d column %d: "
+			    "%s)", err.line, err.column, err.text);
+		return (why);
+	}
+	v = json_object_get(d, "version");
+	if (!json_is_object(d))
+		why = xstrdup("is not a JSON object");
+	else if (v == NULL)
+		why = xstrdup("has no \"version\"");
+	else if (!json_is_integer(v))
+		why = xstrdup("has a \"version\" that is not an integer");
+	else if (json_integer_value(v) > STATEFILE_VERSION)
+		xasprintf(&why, "has version %lld, newer than version %d that "
+		    "this topoawared reads", (long long)json_integer_value(v),
+		    STATEFILE_VERSION);
+	else if (json_integer_value(v) != STATEFILE_VERSION)
+		xasprintf(&why, "has unknown version %lld",
+		    (long long)json_integer_value(v));
+	if (why != NULL)
+		json_decref(d);
+	else
+		*doc = d;
+	return (why);
+}
+
+int
+statefile_read(const char *dir, json_t **doc, char **cause)
+{
+	struct stat	 st;
+	char		*path, *buf = NULL, *why = NULL, *where = NULL;
+	char		*mcause = NULL;
+	size_t		 len = 0;
+	int		 fd, rc;
+
+	*doc = NULL;
+	xasprintf(&path, "%s/%s", dir, STATEFILE_NAME);
+	/* O_NONBLOCK: a FIFO planted here must not hang the start. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd == -1) {
+		rc = errno == ENOENT ? 0 : sf_syserr(cause, "open", path);
+		goto out;
+	}
+	if (fstat(fd, &st) == -1) {
+		rc = sf_syserr(cause, "stat", path);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode))
+		why = xstrdup("is not a regular file");
+	else if (st.st_size > STATEFILE_MAX_SIZE)
+		xasprintf(&why, "is larger than %d bytes", STATEFILE_MAX_SIZE);
+	else {
+		rc = sf_read_all(fd, (size_t)st.st_size, STATEFILE_MAX_SIZE,
+		    &buf, &len);
+		if (rc == -EFBIG)
+			xasprintf(&why, "is larger than %d bytes",
+			    STATEFILE_MAX_SIZE);
+		else if (rc != 0) {
+			rc = sf_syserr(cause, "read", path);
+			goto out;
+		} else
+			why = sf_check_doc(buf, len, doc);
+	}
+	if (why == NULL) {
+		rc = 0;
+		goto out;
+	}
+
+	close(fd);
+	fd = -1;
+	rc = statefile_move_aside(dir, &where, &mcause);
+	if (rc == 0) {
+		rc = sf_error(cause, EBADMSG, "state file %s %s; moved aside "
+		    "to %s", path, why, where);
+	} else {
+		rc = sf_error(cause, -rc, "state file %s %s, and it could not "
+		    "be moved aside: %s", path, why, mcause);
+	}
+out:
+	if (fd != -1)
+		close(fd);
+	free(mcause);
+	free(where);
+	free(why);
+	free(buf);
+	free(path);
+	return (rc);
+}
+
+/* A container id is used as a file name: one plain path component. */
+static int
+sf_check_id(const char *id, char **cause)
+{
+	const char	*p;
+	char		*esc;
+	int		 rc;
+
+	for (p = id; *p != '\0'; p++) {
+		if (*p == '/' || (unsigned char)*p < 0x20 || *p == 0x7f)
+			break;
+	}
+	if (*id != '\0' && *p == '\0' && strcmp(id, ".") != 0 &&
+	    strcmp(id, "..") != 0 && strlen(id) <= NAME_MAX)
+		return (0);
+	esc = log_escape(id, 80);
+	rc = sf_error(cause, EINVAL, "container id \"%s\" is not a safe file "
+	    "name", esc);
+	free(esc);
+	return (rc);
+}
+
+static int
+sf_var_name_ok(const char *s)
+{
+	const char	*p;
+
+	if (*s == '\0' || (*s >= '0' && *s <= '9'))
+		return (0);
+	for (p = s; *p != '\0'; p++) {
+		if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')))
+			return (0);
+	}
+	return (1);
+}
+
+/* Inside double quotes a shell would still expand these. */
+static int
+sf_var_value_ok(const char *s)
+{
+	const char	*p;
+
+	for (p = s; *p != '\0'; p++) {
+		if (*p < 0x20 || *p > 0x7e || *p == '"' || *p == '\\' ||
+		    *p == '$' || *p == '`')
+			return (0);
+	}
+	return (1);
+}
+
+static int
+sf_var_cmp(const void *a, const void *b)
+{
+	const struct statefile_var *const	*va = a, *const *vb = b;
+
+	return (strcmp((*va)->name, (*vb)->name));
+}
+
+int
+statefile_write_resources(const char *dir, const char *id,
+    const struct statefile_var *vars, size_t nvars, char **cause)
+{
+	const struct statefile_var	**sorted;
+	char				 *cdir, *idir, *data, *esc;
+	size_t				  i, len = 0, size = 1;
+	int				  rc;
+
+	if ((rc = sf_check_id(id, cause)) != 0)
+		return (rc);
+	for (i = 0; i < nvars; i++) {
+		if (vars[i].name == NULL || !sf_var_name_ok(vars[i].name) ||
+		    vars[i].value == NULL || !sf_var_value_ok(vars[i].value)) {
+			esc = log_escape(vars[i].name, 80);
+			rc = sf_error(cause, EINVAL, "%s for container %s: "
+			    "bad variable %s", STATEFILE_RESOURCES, id, esc);
+			free(esc);
+			return (rc);
+		}
+		size += strlen(vars[i].name) + strlen(vars[i].value) + 4;
+	}
+	sorted = xreallocarray(NULL, nvars + 1, sizeof *sorted);
+	for (i = 0; i < nvars; i++)
+		sorted[i] = &vars[i];
+	qsort(sorted, nvars, sizeof *sorted, sf_var_cmp);
+	for (i = 1; i < nvars; i++) {
+		if (strcmp(sorted[i - 1]->name, sorted[i]->name) == 0) {
+			rc = sf_error(cause, EINVAL, "%s for container %s: "
+			    "variable %s given twice", STATEFILE_RESOURCES, id,
+			    sorted[i]->name);
+			free(sorted);
+			return (rc);
+		}
+	}
+	data = xmalloc(size);
+	data[0] = '\0';
+	for (i = 0; i < nvars; i++) {
+		len += (size_t)snprintf(data + len, size - len, "%s=\"%s\"\n",
+		    sorted[i]->name, sorted[i]->value);
+	}
+	free(sorted);
+
+	xasprintf(&cdir, "%s/containers", dir);
+	xasprintf(&idir, "%s/%s", cdir, id);
+	if (mkdir(cdir, 0700) == -1 && errno != EEXIST)
+		rc = sf_syserr(cause, "mkdir", cdir);
+	else if (mkdir(idir, 0700) == -1 && errno != EEXIST)
+		rc = sf_syserr(cause, "mkdir", idir);
+	else
+		rc = sf_replace(idir, STATEFILE_RESOURCES, data, len, 0644,
+		    cause);
+	free(idir);
+	free(cdir);
+	free(data);
+	return (rc);
+}
+
+int
+statefile_remove_resources(const char *dir, const char *id, char **cause)
+{
+	char	*idir, *file, *tmp;
+	int	 rc = 0;
+
+	if ((rc = sf_check_id(id, cause)) != 0)
+		return (rc);
+	xasprintf(&idir, "%s/containers/%s", dir, id);
+	xasprintf(&file, "%s/%s", idir, STATEFILE_RESOURCES);
+	xasprintf(&tmp, "%s/%s.tmp", idir, STATEFILE_RESOURCES);
+	if (unlink(file) == -1 && errno != ENOENT)
+		rc = sf_syserr(cause, "unlink", file);
+	else if (unlink(tmp) == -1 && errno != ENOENT)
+		rc = sf_syserr(cause, "unlink", tmp);
+	else if (rmdir(idir) == -1 && errno != ENOENT)
+		rc = sf_syserr(cause, "rmdir", idir);
+	free(tmp);
+	free(file);
+	free(idir);
+	return (rc);
+}

@@ -1,0 +1,78 @@
+/*
+ * The state directory on disk (SPEC R-STATE): state.json, the policy's
+ * saved document, written atomically and read back defensively, and the
+ * per-container containers/<id>/resources.sh of R-STATE-4. Plain blocking
+ * file I/O on small files; no libevent.
+ *
+ * Every function returns 0 or a negative errno and, on error, sets *cause
+ * to a text naming the path, which the caller frees.
+ */
+#ifndef TOPOAWARE_STATEFILE_H
+#define TOPOAWARE_STATEFILE_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#define STATEFILE_NAME		"state.json"
+/* Where a write is staged; a crash may leave it, the next write replaces
+ * it and reads never look at it. */
+#define STATEFILE_TMP		"state.json.tmp"
+/* A file moved aside is STATEFILE_BAD<unixtime>, then -1, -2... if taken. */
+#define STATEFILE_BAD		"state.json.bad-"
+#define STATEFILE_VERSION	1
+/* A bigger state file is treated as corrupt rather than read. */
+#define STATEFILE_MAX_SIZE	(64 * 1024 * 1024)
+#define STATEFILE_RESOURCES	"resources.sh"
+
+/*
+ * Makes sure dir is usable: created 0700 if absent (its parent must
+ * exist); refused when it is not a directory, is writable by group or
+ * others, or belongs to a user other than root and us.
+ */
+int	statefile_check_dir(const char *dir, char **cause);
+
+/*
+ * Replaces <dir>/state.json with doc (borrowed; an object with "version"
+ * 1): a temporary file in dir, written whole, fsync'ed and renamed over,
+ * then dir fsync'ed. On any error before the rename the old file is left
+ * as it was and the temporary one removed.
+ */
+int	statefile_write(const char *dir, json_t *doc, char **cause);
+
+/*
+ * Reads <dir>/state.json into *doc (a new reference). An absent file gives
+ * 0 and *doc NULL. A file that is not a JSON object with "version" 1
+ * (corrupt, truncated, empty, too big, missing or newer version) is moved
+ * aside with statefile_move_aside and gives -EBADMSG, *doc NULL and a cause
+ * saying what was wrong and where the file went. Other errors (EIO,
+ * EACCES) leave the file in place.
+ */
+int	statefile_read(const char *dir, json_t **doc, char **cause);
+
+/*
+ * Renames <dir>/state.json to a fresh <dir>/state.json.bad-<unixtime>[-N],
+ * never replacing an earlier one, for a document the caller found unusable
+ * (statefile_read does it itself). *where, if not NULL, gets the new path.
+ */
+int	statefile_move_aside(const char *dir, char **where, char **cause);
+
+/* One line NAME="value" of resources.sh. */
+struct statefile_var {
+	const char	*name;		/* [A-Z_a-z][A-Z_a-z0-9]* */
+	const char	*value;		/* printable, no " \ $ ` */
+};
+
+/*
+ * Writes <dir>/containers/<id>/resources.sh (mode 0644, as the Go policy)
+ * atomically, one NAME="value" line per variable sorted by name. The id
+ * must be a single safe path component: not empty, ".", "..", nor holding
+ * '/' or control characters.
+ */
+int	statefile_write_resources(const char *dir, const char *id,
+	    const struct statefile_var *, size_t, char **cause);
+/* Removes the file and its folder; an absent one is not an error. */
+int	statefile_remove_resources(const char *dir, const char *id,
+	    char **cause);
+
+#endif

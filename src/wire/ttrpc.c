@@ -1,0 +1,454 @@
+/*
+ * ttrpc.c owns the ttrpc wire form: frame headers, the frame reader with
+ * its partial-frame buffer, stream id rules and the protobuf envelopes
+ * (containerd/ttrpc PROTOCOL.md, channel.go, server.go). It never does
+ * I/O: bytes come in through ttrpc_reader_feed() and frames go out as
+ * buffers the caller writes.
+ */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ttrpc.h"
+#include "xmalloc.h"
+
+/* A frame buffer bigger than this is not kept between frames. */
+#define KEEP_BUFFER	(64U * 1024)
+
+struct ttrpc_reader {
+	ttrpc_frame_cb		 cb;
+	void			*arg;
+
+	uint8_t			 hdr[TTRPC_HEADER_SIZE];
+	size_t			 hlen;	/* header bytes in hdr */
+	struct ttrpc_frame	 f;	/* valid once hlen is full */
+	size_t			 skip;	/* oversize data still to skip */
+
+	uint8_t			*buf;	/* data of a frame split in pieces */
+	size_t			 have;
+	size_t			 size;
+
+	int			 error;	/* non-zero: failed for good */
+};
+
+static const char *code_names[] = {
+	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
+	"NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
+	"RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+	"UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+	"UNAUTHENTICATED"
+};
+
+const char *
+ttrpc_code_name(int code)
+{
+	static char	unknown[32];
+	int		n = sizeof code_names / sizeof code_names[0];
+
+	if (code >= 0 && code < n)
+		return (code_names[code]);
+	snprintf(unknown, sizeof unknown, "code %d", code);
+	return (unknown);
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = v >> 16;
+	p[2] = v >> 8;
+	p[3] = v;
+}
+
+static uint32_t
+get32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3]);
+}
+
+void
+ttrpc_header_pack(uint8_t *hdr, uint32_t len, uint32_t stream, uint8_t type,
+    uint8_t flags)
+{
+	put32(hdr, len);
+	put32(hdr + 4, stream);
+	hdr[8] = type;
+	hdr[9] = flags;
+}
+
+void
+ttrpc_header_unpack(const uint8_t *hdr, struct ttrpc_frame *f)
+{
+	memset(f, 0, sizeof *f);
+	f->len = get32(hdr);
+	f->stream = get32(hdr + 4);
+	f->type = hdr[8];
+	f->flags = hdr[9];
+}
+
+int
+ttrpc_frame_pack(uint32_t stream, uint8_t type, uint8_t flags,
+    const void *data, size_t len, uint8_t **out, size_t *outlen)
+{
+	uint8_t	*p;
+
+	if (len > TTRPC_MAX_DATA)
+		return (-EMSGSIZE);
+	p = xmalloc(TTRPC_HEADER_SIZE + len);
+	ttrpc_header_pack(p, len, stream, type, flags);
+	if (len != 0)
+		memcpy(p + TTRPC_HEADER_SIZE, data, len);
+	*out = p;
+	*outlen = TTRPC_HEADER_SIZE + len;
+	return (0);
+}
+
+struct ttrpc_reader *
+ttrpc_reader_new(ttrpc_frame_cb cb, void *arg)
+{
+	struct ttrpc_reader	*r;
+
+	r = xcalloc(1, sizeof *r);
+	r->cb = cb;
+	r->arg = arg;
+	return (r);
+}
+
+void
+ttrpc_reader_free(struct ttrpc_reader *r)
+{
+	if (r == NULL)
+		return;
+	free(r->buf);
+	free(r);
+}
+
+size_t
+ttrpc_reader_pending(const struct ttrpc_reader *r)
+{
+	if (r->hlen < TTRPC_HEADER_SIZE)
+		return (r->hlen);
+	if (r->f.oversize)
+		return (TTRPC_HEADER_SIZE + r->f.len - r->skip);
+	return (TTRPC_HEADER_SIZE + r->have);
+}
+
+/* Hand the current frame over and get ready for the next header. */
+static int
+reader_deliver(struct ttrpc_reader *r, const uint8_t *data)
+{
+	int	rc;
+
+	r->f.data = r->f.len != 0 && !r->f.oversize ? data : NULL;
+	rc = r->cb(&r->f, r->arg);
+	r->hlen = 0;
+	r->have = 0;
+	r->skip = 0;
+	if (r->size > KEEP_BUFFER) {
+		free(r->buf);
+		r->buf = NULL;
+		r->size = 0;
+	}
+	if (rc != 0)
+		r->error = rc;
+	return (rc);
+}
+
+int
+ttrpc_reader_feed(struct ttrpc_reader *r, const void *in, size_t len,
+    char **cause)
+{
+	const uint8_t	*p = in;
+	size_t		 n;
+	int		 rc;
+
+	if (r->error != 0) {
+		if (cause != NULL)
+			xasprintf(cause, "ttrpc stream failed earlier");
+		return (r->error);
+	}
+	while (len > 0) {
+		if (r->hlen < TTRPC_HEADER_SIZE) {
+			n = TTRPC_HEADER_SIZE - r->hlen;
+			if (n > len)
+				n = len;
+			memcpy(r->hdr + r->hlen, p, n);
+			r->hlen += n;
+			p += n;
+			len -= n;
+			if (r->hlen < TTRPC_HEADER_SIZE)
+				break;
+
+			ttrpc_header_unpack(r->hdr, &r->f);
+			if (r->f.len >= TTRPC_GARBAGE_LEN) {
+				r->error = -EPROTO;
+				if (cause != NULL)
+					xasprintf(cause, "ttrpc frame length "
+					    "%zu is garbage", r->f.len);
+				return (-EPROTO);
+			}
+			if (r->f.len > TTRPC_MAX_DATA) {
+				r->f.oversize = 1;
+				r->skip = r->f.len;
+				continue;
+			}
+			if (r->f.len == 0 || len >= r->f.len) {
+				/* Whole in the input: no copy. */
+				n = r->f.len;
+				if ((rc = reader_deliver(r, p)) != 0)
+					return (rc);
+				p += n;
+				len -= n;
+			}
+			continue;
+		}
+
+		if (r->f.oversize) {
+			n = r->skip < len ? r->skip : len;
+			r->skip -= n;
+			p += n;
+			len -= n;
+			if (r->skip == 0 && (rc = reader_deliver(r, NULL)) != 0)
+				return (rc);
+			continue;
+		}
+
+		if (r->size < r->f.len) {
+			free(r->buf);
+			r->buf = xmalloc(r->f.len);
+			r->size = r->f.len;
+		}
+		n = r->f.len - r->have;
+		if (n > len)
+			n = len;
+		memcpy(r->buf + r->have, p, n);
+		r->have += n;
+		p += n;
+		len -= n;
+		if (r->have == r->f.len && (rc = reader_deliver(r, r->buf)) != 0)
+			return (rc);
+	}
+	return (0);
+}
+
+void
+ttrpc_streams_init(struct ttrpc_streams *s)
+{
+	s->next = 1;
+	s->last = 0;
+}
+
+int
+ttrpc_streams_next(struct ttrpc_streams *s, uint32_t *id)
+{
+	if (s->next == 0)
+		return (-EOVERFLOW);
+	*id = s->next;
+	/* 0xffffffff + 2 wraps to 1: mark the space used up instead. */
+	s->next = s->next == UINT32_MAX ? 0 : s->next + 2;
+	return (0);
+}
+
+enum ttrpc_action
+ttrpc_server_check(struct ttrpc_streams *s, const struct ttrpc_frame *f,
+    int *code, char **why)
+{
+	if (f->oversize) {
+		*code = TTRPC_RESOURCE_EXHAUSTED;
+		if (why != NULL)
+			xasprintf(why, "message length %zu exceeds maximum "
+			    "message size of %u", f->len, TTRPC_MAX_DATA);
+		return (TTRPC_REJECT);
+	}
+	if (f->stream % 2 != 1) {
+		*code = TTRPC_INVALID_ARGUMENT;
+		if (why != NULL)
+			xasprintf(why, "stream id %u must be odd for client "
+			    "initiated streams", f->stream);
+		return (TTRPC_REJECT);
+	}
+	switch (f->type) {
+	case TTRPC_DATA:
+		*code = TTRPC_INVALID_ARGUMENT;
+		if (why != NULL)
+			xasprintf(why, "stream %u is not active", f->stream);
+		return (TTRPC_REJECT);
+	case TTRPC_REQUEST:
+		if (f->stream <= s->last) {
+			*code = TTRPC_INVALID_ARGUMENT;
+			if (why != NULL)
+				xasprintf(why, "stream id %u cannot be reused "
+				    "and must increase", f->stream);
+			return (TTRPC_REJECT);
+		}
+		s->last = f->stream;
+		return (TTRPC_HANDLE);
+	default:
+		return (TTRPC_IGNORE);
+	}
+}
+
+/*
+ * Serialise a message into a fresh buffer, refusing one that could never
+ * fit a frame. An empty message (or none) is 0 bytes and a NULL buffer.
+ */
+static int
+pack_message(const ProtobufCMessage *m, ProtobufCBinaryData *b)
+{
+	size_t	n;
+
+	b->data = NULL;
+	b->len = 0;
+	if (m == NULL || (n = protobuf_c_message_get_packed_size(m)) == 0)
+		return (0);
+	if (n > TTRPC_MAX_DATA)
+		return (-EMSGSIZE);
+	b->data = xmalloc(n);
+	b->len = protobuf_c_message_pack(m, b->data);
+	return (0);
+}
+
+/* Wrap an envelope in a frame, packing it straight after the header. */
+static int
+pack_envelope(uint32_t stream, uint8_t type, const ProtobufCMessage *env,
+    uint8_t **out, size_t *outlen)
+{
+	size_t	 n;
+	uint8_t	*p;
+
+	n = protobuf_c_message_get_packed_size(env);
+	if (n > TTRPC_MAX_DATA)
+		return (-EMSGSIZE);
+	p = xmalloc(TTRPC_HEADER_SIZE + n);
+	ttrpc_header_pack(p, n, stream, type, 0);
+	protobuf_c_message_pack(env, p + TTRPC_HEADER_SIZE);
+	*out = p;
+	*outlen = TTRPC_HEADER_SIZE + n;
+	return (0);
+}
+
+int
+ttrpc_request_pack(uint32_t stream, const char *service, const char *method,
+    const ProtobufCMessage *payload, int64_t timeout_nano, uint8_t **out,
+    size_t *outlen)
+{
+	Ttrpc__Request	req = TTRPC__REQUEST__INIT;
+	int		rc;
+
+	if ((rc = pack_message(payload, &req.payload)) != 0)
+		return (rc);
+	/* protobuf-c wants mutable pointers; it only reads them. */
+	req.service = (char *)service;
+	req.method = (char *)method;
+	req.timeout_nano = timeout_nano;
+	rc = pack_envelope(stream, TTRPC_REQUEST, &req.base, out, outlen);
+	free(req.payload.data);
+	return (rc);
+}
+
+int
+ttrpc_response_pack(uint32_t stream, const ProtobufCMessage *payload,
+    uint8_t **out, size_t *outlen)
+{
+	Ttrpc__Response	resp = TTRPC__RESPONSE__INIT;
+	int		rc;
+
+	if ((rc = pack_message(payload, &resp.payload)) != 0)
+		return (rc);
+	rc = pack_envelope(stream, TTRPC_RESPONSE, &resp.base, out, outlen);
+	free(resp.payload.data);
+	return (rc);
+}
+
+int
+ttrpc_error_pack(uint32_t stream, int code, const char *message,
+    uint8_t **out, size_t *outlen)
+{
+	Ttrpc__Response	resp = TTRPC__RESPONSE__INIT;
+	Ttrpc__Status	st = TTRPC__STATUS__INIT;
+
+	st.code = code;
+	st.message = (char *)(message != NULL ? message : "");
+	resp.status = &st;
+	return (pack_envelope(stream, TTRPC_RESPONSE, &resp.base, out, outlen));
+}
+
+static int
+unpack_check(const struct ttrpc_frame *f, uint8_t type, const char *what,
+    char **cause)
+{
+	if (f->oversize) {
+		if (cause != NULL)
+			xasprintf(cause, "ttrpc %s on stream %u is %zu bytes, "
+			    "over the %u byte limit", what, f->stream, f->len,
+			    TTRPC_MAX_DATA);
+		return (-EMSGSIZE);
+	}
+	if (f->type != type) {
+		if (cause != NULL)
+			xasprintf(cause, "ttrpc frame on stream %u has type "
+			    "%u, not a %s", f->stream, f->type, what);
+		return (-EPROTO);
+	}
+	return (0);
+}
+
+int
+ttrpc_request_unpack(const struct ttrpc_frame *f, Ttrpc__Request **req,
+    char **cause)
+{
+	int	rc;
+
+	if ((rc = unpack_check(f, TTRPC_REQUEST, "request", cause)) != 0)
+		return (rc);
+	*req = ttrpc__request__unpack(NULL, f->len, f->data);
+	if (*req == NULL) {
+		if (cause != NULL)
+			xasprintf(cause, "ttrpc request on stream %u does not "
+			    "decode", f->stream);
+		return (-EBADMSG);
+	}
+	return (0);
+}
+
+int
+ttrpc_response_unpack(const struct ttrpc_frame *f, Ttrpc__Response **resp,
+    char **cause)
+{
+	int	rc;
+
+	if ((rc = unpack_check(f, TTRPC_RESPONSE, "response", cause)) != 0)
+		return (rc);
+	*resp = ttrpc__response__unpack(NULL, f->len, f->data);
+	if (*resp == NULL) {
+		if (cause != NULL)
+			xasprintf(cause, "ttrpc response on stream %u does "
+			    "not decode", f->stream);
+		return (-EBADMSG);
+	}
+	return (0);
+}
+
+int
+ttrpc_response_code(const Ttrpc__Response *resp)
+{
+	return (resp->status != NULL ? resp->status->code : TTRPC_OK);
+}
+
+int
+ttrpc_payload_unpack(const ProtobufCMessageDescriptor *desc,
+    const ProtobufCBinaryData *payload, ProtobufCMessage **msg, char **cause)
+{
+	*msg = protobuf_c_message_unpack(desc, NULL, payload->len,
+	    payload->data);
+	if (*msg == NULL) {
+		if (cause != NULL)
+			xasprintf(cause, "payload is not a %s", desc->name);
+		return (-EBADMSG);
+	}
+	return (0);
+}

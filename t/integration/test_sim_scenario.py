@@ -1,0 +1,378 @@
+"""topoaware-sim SCENARIO on the n4c16 machine of the upstream e2e test
+test42-dra-devices (anchor §9.5, §11): DRA claims per NUMA node
+(R-CLAIM-1..5, R-CLAIM-7, R-CLAIM-10), shared containers moving off and
+back on claimed CPUs (R-POOL-4), container ops, and the replies to bad
+lines, in file and stdin mode.
+
+n4c16: 2 packages x 2 nodes x 2 cores x 2 threads, siblings numbered
+adjacently, so node k holds CPUs 4k..4k+3 and the cores are {4k,4k+1} and
+{4k+2,4k+3}. The config reserves CPU 15, the last of node 3."""
+
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
+import tap  # noqa: E402
+
+CONFIG = {"reservedResources": {"cpu": "cpuset:15"}}
+RESERVED = {15}
+NODES = {k: set(range(4 * k, 4 * k + 4)) for k in range(4)}
+CORES = [{c, c + 1} for c in range(0, 16, 2)]
+
+_machine = []
+
+
+def machine():
+    if not _machine:
+        d = os.path.join(tap.tmpdir(), "n4c16")
+        r = subprocess.run(
+            [os.path.join(tap.builddir(), "topoaware-mksysfs"),
+             "packages=2,nodes=2,cores=2,threads=2,numbering=adjacent,"
+             "mem=2G", d], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        _machine.append(d)
+    return _machine[0]
+
+
+def config_file(config=None):
+    path = os.path.join(tap.tmpdir(), "config.json")
+    with open(path, "w") as f:
+        json.dump(CONFIG if config is None else config, f)
+    return path
+
+
+def sim_cmd(scenario, config=None):
+    return [os.path.join(tap.builddir(), "topoaware-sim"), "--sysfs-root",
+            machine(), "--config", config_file(config), scenario]
+
+
+def run_file(text, config=None):
+    """Runs a scenario file; returns the process and its parsed replies."""
+    path = os.path.join(tap.tmpdir(), "scenario.jsonl")
+    with open(path, "w") as f:
+        f.write(text)
+    r = subprocess.run(sim_cmd(path, config), capture_output=True, text=True,
+                       timeout=60)
+    return r, [json.loads(line) for line in r.stdout.splitlines()]
+
+
+class Sim:
+    """The simulator on stdin ("-"), one request and one reply at a time."""
+
+    def __init__(self, config=None):
+        self.p = subprocess.Popen(sim_cmd("-", config), stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, text=True)
+
+    def send(self, req):
+        line = req if isinstance(req, str) else json.dumps(req)
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+        reply = self.p.stdout.readline()
+        assert reply.endswith("\n"), "no reply to %s" % line
+        return json.loads(reply)
+
+    def ok(self, req):
+        reply = self.send(req)
+        assert reply["ok"] is True, (req, reply)
+        return reply
+
+    def close(self):
+        self.p.stdin.close()
+        rest = self.p.stdout.read()
+        rc = self.p.wait(timeout=30)
+        self.p.stdout.close()
+        return rc, rest
+
+
+def cpus(text):
+    """The kernel list form as a set of ids."""
+    out = set()
+    for part in text.split(","):
+        if part == "":
+            continue
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def claim(uid, node, n):
+    return {"op": "claim", "uid": uid,
+            "results": [{"device": "cpudevnuma%03d" % node, "cpu": str(n)}]}
+
+
+def updates_of(reply):
+    ids = [u["id"] for u in reply["updates"]]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids), reply
+    return {u["id"]: u for u in reply["updates"]}
+
+
+def is_core(s):
+    return s in CORES
+
+
+def test_devices_offer_4_4_4_3():
+    r, replies = run_file('{"op":"show","what":"devices"}\n')
+    assert r.returncode == 0, r.stderr
+    devs = replies[0]["devices"]
+    assert [d["name"] for d in devs] == ["cpudevnuma%03d" % k
+                                         for k in range(4)]
+    # Every CPU of a node is grantable but the reserved one.
+    assert [d["cpu"] for d in devs] == [len(NODES[k] - RESERVED)
+                                        for k in range(4)] == [4, 4, 4, 3]
+    assert [d["socketID"] for d in devs] == [0, 0, 1, 1]
+
+
+def test_claims_of_test42():
+    sim = Sim()
+    # A BestEffort container placed before any claim.
+    be = sim.ok({"op": "create", "id": "pod4-ctr", "pod": "pod4",
+                 "namespace": "default", "qos": "BestEffort"})
+    be_cpus = cpus(be["cpus"])
+    home = [k for k in NODES if be_cpus and be_cpus <= NODES[k]]
+    assert len(home) == 1, be  # shared CPUs of one NUMA pool
+    home = home[0]
+    assert be_cpus == NODES[home] - RESERVED, be
+    claimed = set()
+
+    def claim_ok(uid, node, n):
+        nonlocal be_cpus
+        reply = sim.ok(claim(uid, node, n))
+        got = cpus(reply["cpus"])
+        assert len(got) == n and got <= NODES[node] - RESERVED, reply
+        assert not got & claimed, reply  # never granted twice
+        assert reply["edits"] == ["DRA_CPUSET_%s=%s" % (uid, reply["cpus"])]
+        # The shared container moves off the claimed CPUs, with one
+        # update exactly when its cpuset changed.
+        want = be_cpus - got
+        ups = updates_of(reply)
+        if want != be_cpus:
+            assert set(ups) == {"pod4-ctr"}, reply
+            assert cpus(ups["pod4-ctr"]["cpus"]) == want, reply
+        else:
+            assert ups == {}, reply
+        be_cpus = want
+        claimed.update(got)
+        return got
+
+    # pod0: all grantable CPUs of node 3.
+    assert claim_ok("pod0", 3, 3) == NODES[3] - RESERVED == {12, 13, 14}
+    # pod1, pod2: a thread-sibling pair of node 1 each, together the node.
+    p1 = claim_ok("pod1", 1, 2)
+    assert p1 == {4, 5} and is_core(p1)
+    p2 = claim_ok("pod2", 1, 2)
+    assert p2 == {6, 7} and p1 | p2 == NODES[1]
+    # pod3 waits until pod1 is gone, then gets its CPUs.
+    refused = sim.send(claim("pod3", 1, 2))
+    assert refused["ok"] is False and "node #1" in refused["error"], refused
+    assert "2 CPUs requested, only 0 free" in refused["error"], refused
+    # pod4 cannot live on node 1 or 3: a pool with a BestEffort container
+    # never gives away its last sharable CPU (anchor pitfall 8), and both
+    # nodes were claimed whole.
+    assert home not in (1, 3), be
+    assert sim.ok({"op": "release", "uid": "pod1"})["updates"] == []
+    claimed -= p1
+    assert claim_ok("pod3", 1, 2) == p1
+
+    # pod5 claims 2 CPUs of pod4's node: taken from pod4's cpuset.
+    before = set(be_cpus)
+    p5 = claim_ok("pod5", home, 2)
+    assert p5 <= before and be_cpus == before - p5 and is_core(p5)
+    grants = sim.ok({"op": "show", "what": "grants"})["grants"]
+    ctr = [g for g in grants if g.get("id") == "pod4-ctr"]
+    assert len(ctr) == 1 and cpus(ctr[0]["cpus"]) == be_cpus, grants
+    assert not be_cpus & claimed
+    # Deleting pod5 gives them back.
+    rel = sim.ok({"op": "release", "uid": "pod5"})
+    assert cpus(updates_of(rel)["pod4-ctr"]["cpus"]) == before, rel
+    claimed -= p5
+    # Releasing an unknown claim succeeds and changes nothing.
+    assert sim.ok({"op": "release", "uid": "pod5"})["updates"] == []
+
+    held = {"pod0": {12, 13, 14}, "pod2": {6, 7}, "pod3": {4, 5}}
+    restart = sim.ok({"op": "restart"})
+    assert restart["claims"] == 3 and restart["containers"] == 1, restart
+    grants = sim.ok({"op": "show", "what": "grants"})["grants"]
+    after = {g["claim"]: cpus(g["cpus"]) for g in grants if "claim" in g}
+    assert after == held, grants
+    # Still held: node 1 has nothing left, preparing again takes nothing.
+    again = sim.send(claim("pod6", 1, 1))
+    assert again["ok"] is False and "node #1" in again["error"], again
+    same = sim.ok(claim("pod3", 1, 2))
+    assert cpus(same["cpus"]) == held["pod3"], same
+    rc, rest = sim.close()
+    assert rc == 0 and rest == "", rest
+
+
+def test_bad_lines_are_answered_and_the_run_goes_on():
+    lines = [
+        "this is not json",
+        "[1, 2]",
+        '{"op": "dance"}',
+        '{"uid": "a"}',
+        '{"op": 7}',
+        '{"op": "claim", "results": []}',
+        '{"op": "claim", "uid": "a", "results": "x"}',
+        '{"op": "claim", "uid": "a", "results": [{"cpu": "1"}]}',
+        '{"op": "claim", "uid": "a", "results": [], "colour": 1, "size": 2}',
+        '{"op": "claim", "uid": "a", "results": []}',
+        '{"op": "claim", "uid": "a", "results": [{"device": "cpudevnuma000",'
+        ' "cpu": "1500m"}]}',
+        '{"op": "claim", "uid": "a", "results": [{"device": "cpudevnuma009",'
+        ' "cpu": 1}]}',
+        '{"op": "claim", "uid": "a", "results": [{"device": "cpudevnuma000"}]}',
+        '{"op": "claim", "uid": "a", "results": [{"device": "cpudevnuma003",'
+        ' "cpu": 4}]}',
+        '{"op": "create", "id": "c", "qos": "Gold"}',
+        '{"op": "create", "id": "c", "qos": "Burstable", "cpuRequest": 0.5}',
+        '{"op": "create", "id": "c", "qos": "Burstable", "cpuRequest": "x"}',
+        '{"op": "show", "what": "everything"}',
+        '',
+        '   ',
+        '{"op": "claim", "uid": "a", "results": [{"device": "cpudevnuma000",'
+        ' "cpu": 2}]}',
+    ]
+    r, replies = run_file("\n".join(lines) + "\n")
+    assert r.returncode == 0, r.stderr
+    want = [line for line in lines if line.strip()]
+    assert len(replies) == len(want), r.stdout
+    for reply in replies[:-1]:
+        assert reply["ok"] is False and reply["error"], reply
+        assert set(reply) <= {"ok", "error", "warnings"}, reply
+    errors = [reply["error"] for reply in replies[:-1]]
+    assert "JSON" in errors[0]
+    assert "object" in errors[1]
+    assert '"dance"' in errors[2]
+    assert '"op"' in errors[3] and '"op"' in errors[4]
+    assert '"uid"' in errors[5]
+    assert '"results"' in errors[6]
+    assert '"device"' in errors[7]
+    assert '"colour"' in errors[8] and '"size"' in errors[8]
+    # The policy's own refusals (anchor §9.4).
+    assert errors[9] == "no allocation results"
+    assert "not a positive whole number" in errors[10]
+    assert errors[11] == 'result 0: unknown device "cpudevnuma009"'
+    assert errors[12] == "result 0 consumed no dra.cpu/cpu"
+    assert "which offers 3" in errors[13]
+    assert '"qos"' in errors[14] and "Gold" in errors[14]
+    assert '"cpuRequest"' in errors[15] and '"cpuRequest"' in errors[16]
+    assert '"what"' in errors[17]
+    # None of the refusals took anything: a whole core of node 0.
+    last = replies[-1]
+    assert last["ok"] is True and is_core(cpus(last["cpus"])), last
+    assert cpus(last["cpus"]) <= NODES[0]
+
+
+def test_containers():
+    sim = Sim()
+    be = sim.ok({"op": "create", "id": "be", "qos": "BestEffort"})
+    shared = cpus(be["cpus"])
+    # A Guaranteed container with 2 whole CPUs: exclusive, one core, taken
+    # from the shared set of its pool if it lands there.
+    g = sim.ok({"op": "create", "id": "g", "name": "app", "pod": "p",
+                "namespace": "default", "qos": "Guaranteed",
+                "cpuRequest": 2, "cpuLimit": "2"})
+    gc = cpus(g["cpus"])
+    assert is_core(gc), g
+    node = [k for k in NODES if gc <= NODES[k]][0]
+    assert g["mems"] == str(node), g
+    ups = updates_of(g)
+    if gc & shared:
+        assert cpus(ups["be"]["cpus"]) == shared - gc, g
+        shared -= gc
+    else:
+        assert ups == {}, g
+    # Growing to 3 CPUs keeps the container in its node.
+    up = sim.ok({"op": "update", "id": "g", "cpuRequest": "3",
+                 "cpuLimit": "3000m"})
+    assert len(cpus(up["cpus"])) == 3 and cpus(up["cpus"]) <= NODES[node], up
+    # A container named by a claim's variable runs on the claim's CPUs.
+    c = sim.ok(claim("u", 2, 2))
+    p = sim.ok({"op": "create", "id": "pinned", "qos": "BestEffort",
+                "env": {"DRA_CPUSET_u": c["cpus"], "PATH": "/bin"}})
+    assert p["cpus"] == c["cpus"] and p["mems"] == "2", p
+    assert "warnings" not in p
+    w = sim.ok({"op": "create", "id": "liar", "qos": "BestEffort",
+                "env": {"DRA_CPUSET_u": "0-15"}})
+    assert cpus(w["cpus"]) != cpus(c["cpus"]), w
+    assert len(w["warnings"]) == 1 and "DRA_CPUSET_u" in w["warnings"][0], w
+    # Removing the Guaranteed one gives its CPUs back to its pool.
+    rm = sim.ok({"op": "remove", "id": "g"})
+    assert "updates" in rm
+    unknown = sim.send({"op": "update", "id": "nobody", "cpuRequest": 1})
+    assert unknown["ok"] is False and "nobody" in unknown["error"], unknown
+    # Sync drops what the runtime no longer runs.
+    sync = sim.ok({"op": "sync", "containers": [
+        {"id": "be", "qos": "BestEffort"},
+        {"id": "new", "qos": "Burstable", "cpuRequest": "500m"}]})
+    assert "updates" in sync
+    ids = [gr["id"] for gr in sim.ok({"op": "show",
+                                      "what": "grants"})["grants"]
+           if "id" in gr]
+    assert ids == ["be", "new"], ids
+    bad = sim.send({"op": "sync", "containers": [{"id": "x"}]})
+    assert bad["ok"] is False and '"qos"' in bad["error"], bad
+    rc, _ = sim.close()
+    assert rc == 0
+
+
+def test_reconfigure():
+    sim = Sim()
+    sim.ok(claim("u", 3, 3))
+    # Reserving a claimed CPU is refused whole (R-CONF-3).
+    r = sim.send({"op": "reconfigure",
+                  "config": {"reservedResources": {"cpu": "cpuset:14"}}})
+    assert r["ok"] is False and "u" in r["error"], r
+    r = sim.send({"op": "reconfigure", "config": {"pinCPU": "yes"}})
+    assert r["ok"] is False and "pinCPU" in r["error"], r
+    r = sim.send({"op": "reconfigure",
+                  "config": {"dra": {"driverName": "other.example.com"}}})
+    assert r["ok"] is False and "dra.driverName" in r["error"], r
+    r = sim.ok({"op": "reconfigure",
+                "config": {"reservedResources": {"cpu": "cpuset:0"}}})
+    assert r["updates"] == []
+    devs = sim.ok({"op": "show", "what": "devices"})["devices"]
+    assert [d["cpu"] for d in devs] == [3, 4, 4, 4], devs
+    pools = sim.ok({"op": "show", "what": "pools"})["pools"]
+    root = [p for p in pools if p["parent"] is None]
+    assert len(root) == 1 and root[0]["reserved"] == "0", root
+    grants = sim.ok({"op": "show", "what": "grants"})["grants"]
+    assert grants == [{"claim": "u", "cpus": "12-14", "mems": "",
+                       "pool": grants[0]["pool"]}], grants
+    rc, _ = sim.close()
+    assert rc == 0
+
+
+def test_exit_status():
+    missing = os.path.join(tap.tmpdir(), "no-such-scenario")
+    r = subprocess.run(sim_cmd(missing), capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 1 and missing in r.stderr, r.stderr
+    assert r.stdout == ""
+    folder = tap.tmpdir()
+    r = subprocess.run(sim_cmd(folder), capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 1 and folder in r.stderr, r.stderr
+    r = subprocess.run([os.path.join(tap.builddir(), "topoaware-sim"),
+                        "--sysfs-root", os.path.join(tap.tmpdir(), "none"),
+                        "-"], input="", capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 1, r.stderr
+    r = subprocess.run(sim_cmd("-", {"reservedResources": {"cpu": "x"}}),
+                       input="", capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "reservedResources.cpu" in r.stderr, r.stderr
+    # A scenario and --show, or two scenarios, are usage errors.
+    r = subprocess.run(sim_cmd("-") + ["--show", "pools"], input="",
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "usage" in r.stderr, r.stderr
+    r = subprocess.run(sim_cmd("-") + ["-"], input="", capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 2, r.stderr
+    # An empty scenario is a successful run with nothing to say.
+    r = subprocess.run(sim_cmd("-"), input="\n\n", capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 0 and r.stdout == "", (r.stdout, r.stderr)
+
+
+tap.run(globals())

@@ -1,0 +1,170 @@
+"""Start the real topoawared for an integration test and talk to it.
+
+The daemon runs in the foreground on a private folder (state, sockets,
+config) with a recorded sysfs tree. Start-up is awaited the way systemd
+does it: the daemon's READY=1 on a NOTIFY_SOCKET the test owns, with a
+deadline. stop() ends it with SIGTERM and reaps it; a test that forgets is
+covered by the context manager and an atexit hook, so no process outlives
+its test.
+"""
+
+import atexit
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+
+import tap
+
+_running = []
+
+
+def _reap_all():
+    for d in list(_running):
+        d.kill()
+
+
+atexit.register(_reap_all)
+
+
+class DaemonError(Exception):
+    pass
+
+
+class Daemon:
+    def __init__(self, machine="server", config=None, args=(), folder=None,
+                 sysfs_root=None, env=None):
+        self.folder = folder or tap.tmpdir()
+        self.state_dir = os.path.join(self.folder, "state")
+        self.admin_socket = os.path.join(self.folder, "admin.sock")
+        self.nri_socket = os.path.join(self.folder, "nri.sock")
+        self.config_path = os.path.join(self.folder, "config.json")
+        self.sysfs_root = sysfs_root or tap.sysfs(machine)
+        self.args = list(args)
+        self.env = env
+        self.proc = None
+        self.log_path = os.path.join(self.folder, "daemon.log")
+        if config is not None:
+            self.write_config(config)
+
+    def write_config(self, config):
+        text = config if isinstance(config, str) else json.dumps(config)
+        tmp = self.config_path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.rename(tmp, self.config_path)
+
+    def command(self):
+        return [os.path.join(tap.builddir(), "topoawared"), "-f",
+                "--sysfs-root", self.sysfs_root,
+                "--config", self.config_path,
+                "--state-dir", self.state_dir,
+                "--admin-socket", self.admin_socket,
+                "--nri-socket", self.nri_socket,
+                "--kubelet-dir", os.path.join(self.folder, "kubelet"),
+                "--cdi-dir", os.path.join(self.folder, "cdi"),
+                "--node-name", "testnode"] + self.args
+
+    def start(self, timeout=15, expect_ready=True):
+        notify = os.path.join(self.folder, "notify.sock")
+        if os.path.exists(notify):
+            os.unlink(notify)
+        ns = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        ns.bind(notify)
+        env = dict(os.environ)
+        env["NOTIFY_SOCKET"] = notify
+        env.pop("WATCHDOG_USEC", None)
+        env.pop("WATCHDOG_PID", None)
+        if self.env:
+            env.update(self.env)
+        self.log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL,
+                                     stdout=self.log, stderr=self.log,
+                                     env=env)
+        _running.append(self)
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise DaemonError("no READY=1 within %ss:\n%s"
+                                      % (timeout, self.output()))
+                ns.settimeout(min(left, 0.2))
+                try:
+                    msg = ns.recv(4096).decode()
+                except socket.timeout:
+                    if self.proc.poll() is not None:
+                        if expect_ready:
+                            raise DaemonError("exited with %d:\n%s" % (
+                                self.proc.returncode, self.output()))
+                        return self.proc.returncode
+                    continue
+                if "READY=1" in msg.split("\n"):
+                    return 0
+        finally:
+            ns.close()
+
+    def output(self):
+        try:
+            with open(self.log_path, "rb") as f:
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def stop(self, timeout=10):
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise DaemonError("did not stop on SIGTERM:\n" +
+                                  self.output())
+        self._forget()
+        return self.proc.returncode
+
+    def kill(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self._forget()
+
+    def _forget(self):
+        if self in _running:
+            _running.remove(self)
+        if getattr(self, "log", None):
+            self.log.close()
+            self.log = None
+
+    def admin(self, command, *args, timeout=10):
+        """One request on a fresh admin connection; the parsed reply."""
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(timeout)
+        try:
+            s.connect(self.admin_socket)
+            req = {"command": command, "args": list(args)}
+            s.sendall((json.dumps(req) + "\n").encode())
+            buf = b""
+            while not buf.endswith(b"\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                buf += chunk
+        finally:
+            s.close()
+        return json.loads(buf.decode())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.kill()
+        return False

@@ -1,0 +1,180 @@
+/*
+ * policylib.c: the helpers of policylib.h.
+ */
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policylib.h"
+#include "policy_priv.h"
+#include "xmalloc.h"
+
+void
+env_open(struct env *e, struct topology *t, const char *config)
+{
+	memset(e, 0, sizeof *e);
+	e->topo = t;
+	cr_assert_eq(config_parse(config, strlen(config), &e->cfg, &e->cause),
+	    0, "config: %s", e->cause ? e->cause : "");
+	cr_assert_eq(policy_new(t, e->cfg, &e->P, &e->cause), 0, "policy: %s",
+	    e->cause ? e->cause : "");
+	policy_effects_init(&e->fx);
+}
+
+void
+env_close(struct env *e)
+{
+	policy_effects_clear(&e->fx);
+	free(e->cause);
+	policy_free(e->P);
+	config_free(e->cfg);
+	topology_free(e->topo);
+}
+
+void
+env_reset(struct env *e)
+{
+	policy_effects_clear(&e->fx);
+	free(e->cause);
+	e->cause = NULL;
+}
+
+int
+env_claim(struct env *e, const char *uid, const char *results)
+{
+	struct claim_result	 res[16];
+	char			*copy, *tok, *save = NULL, *eq;
+	int			 n = 0, rc;
+
+	env_reset(e);
+	copy = xstrdup(results);
+	for (tok = strtok_r(copy, ",", &save); tok != NULL && n < 16;
+	    tok = strtok_r(NULL, ",", &save)) {
+		eq = strchr(tok, '=');
+		cr_assert_not_null(eq, "bad result literal %s", tok);
+		*eq = '\0';
+		res[n].device = tok;
+		res[n].cpu = strcmp(eq + 1, "-") == 0 ? NULL : eq + 1;
+		n++;
+	}
+	rc = policy_claim(e->P, uid, res, n, &e->fx, &e->cause);
+	free(copy);
+	return (rc);
+}
+
+int
+env_release(struct env *e, const char *uid)
+{
+	env_reset(e);
+	return (policy_release(e->P, uid, &e->fx));
+}
+
+/* "k=v;k=v" into key-value pairs (at most 8). */
+static int
+kvs(const char *text, struct policy_kv *kv, char **copy)
+{
+	char	*tok, *save = NULL, *eq;
+	int	 n = 0;
+
+	*copy = NULL;
+	if (text == NULL)
+		return (0);
+	*copy = xstrdup(text);
+	for (tok = strtok_r(*copy, ";", &save); tok != NULL && n < 8;
+	    tok = strtok_r(NULL, ";", &save)) {
+		eq = strchr(tok, '=');
+		cr_assert_not_null(eq);
+		*eq = '\0';
+		kv[n].key = tok;
+		kv[n].value = eq + 1;
+		n++;
+	}
+	return (n);
+}
+
+int
+env_create(struct env *e, const char *id, const char *qos, long long req,
+    long long lim, const char *ns, const char *annotations, const char *envs)
+{
+	struct container_spec	 s;
+	struct policy_kv	 ann[8], env[8];
+	char			*c1, *c2;
+	int			 rc;
+
+	env_reset(e);
+	memset(&s, 0, sizeof s);
+	s.id = id;
+	s.name = id;
+	s.pod = id;
+	s.namespace = ns ? ns : "default";
+	s.qos = strcmp(qos, "G") == 0 ? QOS_GUARANTEED :
+	    strcmp(qos, "BU") == 0 ? QOS_BURSTABLE : QOS_BESTEFFORT;
+	s.cpu_request = req;
+	s.cpu_limit = lim;
+	s.nannotations = kvs(annotations, ann, &c1);
+	s.annotations = ann;
+	s.nenv = kvs(envs, env, &c2);
+	s.env = env;
+	rc = policy_create(e->P, &s, &e->fx, &e->cause);
+	free(c1);
+	free(c2);
+	return (rc);
+}
+
+int
+env_remove(struct env *e, const char *id)
+{
+	env_reset(e);
+	return (policy_remove(e->P, id, &e->fx));
+}
+
+char *
+env_claim_cpus(struct env *e)
+{
+	return (cpuset_format(&e->fx.claim_cpus));
+}
+
+char *
+env_self_cpus(struct env *e)
+{
+	return (cpuset_format(&e->fx.self.cpus));
+}
+
+const struct pinning *
+env_update(struct env *e, const char *id)
+{
+	int	i;
+
+	for (i = 0; i < e->fx.nupdates; i++)
+		if (strcmp(e->fx.updates[i].id, id) == 0)
+			return (&e->fx.updates[i]);
+	return (NULL);
+}
+
+char *
+env_cpus_of(struct env *e, const char *id)
+{
+	const struct pinning	*p = policy_pinning(e->P, id);
+
+	cr_assert_not_null(p, "no container %s", id);
+	return (cpuset_format(&p->cpus));
+}
+
+int
+env_free_cpus(struct env *e)
+{
+	const struct pool	*p;
+	int			 i, n = 0;
+
+	for (i = 0; i < pool_tree_count(e->P->tree); i++) {
+		p = pool_tree_get(e->P->tree, i);
+		if (p->nchildren > 0)
+			continue;
+		n += cpuset_count(&e->P->sup[i].isolated) +
+		    cpuset_count(&e->P->sup[i].sharable);
+	}
+	return (n);
+}

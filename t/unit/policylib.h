@@ -1,0 +1,43 @@
+/*
+ * Helpers for the policy tests: a policy on a recorded or synthetic
+ * machine with a config given as JSON text, claims and containers written
+ * compactly, and checks of pinnings and updates.
+ */
+#ifndef TOPOAWARE_POLICYLIB_H
+#define TOPOAWARE_POLICYLIB_H
+
+#include "policy.h"
+
+struct env {
+	struct topology	*topo;
+	struct config	*cfg;
+	struct policy	*P;
+	struct policy_effects fx;
+	char		*cause;
+};
+
+/* A policy on a machine ("server") or a root folder, config JSON text. */
+void	env_open(struct env *, struct topology *, const char *config);
+void	env_close(struct env *);
+/* Resets the effects and the cause before the next operation. */
+void	env_reset(struct env *);
+
+/* "cpudevnuma001=2,cpudevnuma000=3"; "=-" for a result without amount. */
+int	env_claim(struct env *, const char *uid, const char *results);
+int	env_release(struct env *, const char *uid);
+/* qos "BE", "BU" or "G"; request and limit in milli, -1 unset. */
+int	env_create(struct env *, const char *id, const char *qos,
+	    long long req, long long lim, const char *ns,
+	    const char *annotations, const char *env);
+int	env_remove(struct env *, const char *id);
+
+/* The effects' claim CPUs, own pinning, an update's CPUs (NULL if none). */
+char	*env_claim_cpus(struct env *);
+char	*env_self_cpus(struct env *);
+const struct pinning *env_update(struct env *, const char *id);
+/* The pinning the policy holds for a container, as list form. */
+char	*env_cpus_of(struct env *, const char *id);
+/* Total free isolated + sharable CPUs over the leaves, to see takes. */
+int	env_free_cpus(struct env *);
+
+#endif

@@ -1,0 +1,330 @@
+/*
+ * test_claims.c: DRA claims in the policy (R-CLAIM-1..9, anchor §9.4) on
+ * the recorded server: node k holds the CPUs congruent to k mod 4, thread
+ * siblings are n and n+56, CPUs 4-7 and 60-63 are isolated (one core per
+ * node), and CPUs 3 and 11 (the first two non-isolated CPUs of node 3) are
+ * reserved, as in the upstream tests. Each case of the upstream change's
+ * verification list is here.
+ */
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy_priv.h"
+#include "policylib.h"
+#include "testlib.h"
+#include "xmalloc.h"
+
+#define RESERVED_3_11	"{\"reservedResources\":{\"cpu\":\"cpuset:3,11\"}}"
+
+static struct env	e;
+
+static void
+setup(void)
+{
+	env_open(&e, testlib_machine("server"), RESERVED_3_11);
+}
+
+static void
+teardown(void)
+{
+	env_close(&e);
+}
+
+TestSuite(claims, .init = setup, .fini = teardown);
+
+static void
+assert_claim(const char *uid, const char *results, const char *want)
+{
+	char	*got;
+
+	cr_assert_eq(env_claim(&e, uid, results), 0, "claim %s: %s", uid,
+	    e.cause ? e.cause : "");
+	got = env_claim_cpus(&e);
+	cr_assert_str_eq(got, want, "claim %s got %s, expected %s", uid, got,
+	    want);
+	free(got);
+}
+
+static void
+assert_refused(const char *uid, const char *results, const char *error)
+{
+	cr_assert_neq(env_claim(&e, uid, results), 0, "claim %s accepted", uid);
+	cr_assert_not_null(e.cause);
+	cr_assert_str_eq(e.cause, error);
+	cr_assert_null(policy_claim_cpus(e.P, uid), "a refused claim is held");
+}
+
+Test(claims, two_cpus_of_a_node_are_one_core)
+{
+	/* Node 1's lowest idle core is 1 and its sibling 57. */
+	assert_claim("u1", "cpudevnuma001=2", "1,57");
+	cr_assert_eq(e.fx.nedits, 1);
+	cr_assert_str_eq(e.fx.edits[0], "DRA_CPUSET_u1=1,57");
+	cr_assert(e.fx.save);
+}
+
+Test(claims, several_results_on_one_node_are_disjoint)
+{
+	/*
+	 * 2 from node 0: core 0,56. Then 3: the idle isolated core 4,60 and
+	 * the lowest free thread, 8. Every edit carries the whole claim.
+	 */
+	assert_claim("u2", "cpudevnuma000=2,cpudevnuma000=3", "0,4,8,56,60");
+	cr_assert_eq(e.fx.nedits, 2);
+	cr_assert_str_eq(e.fx.edits[0], "DRA_CPUSET_u2=0,4,8,56,60");
+	cr_assert_str_eq(e.fx.edits[1], "DRA_CPUSET_u2=0,4,8,56,60");
+}
+
+Test(claims, results_on_two_nodes)
+{
+	assert_claim("u3", "cpudevnuma000=1,cpudevnuma002=1", "0,2");
+	/* Nodes 0 and 2 meet in socket #0, the deepest pool holding both. */
+	cr_assert_str_eq(((struct grant *)strmap_get(e.P->claims, "u3"))->
+	    pool->name, "socket #0");
+}
+
+Test(claims, whole_node_and_node_less_reserved)
+{
+	char	want[256] = "";
+	int	i;
+
+	for (i = 2; i < 112; i += 4)
+		snprintf(want + strlen(want), sizeof want - strlen(want),
+		    "%s%d", i == 2 ? "" : ",", i);
+	assert_claim("whole", "cpudevnuma002=28", want);
+	/* Node 3 offers 28 less its reserved 3 and 11. */
+	assert_claim("less", "cpudevnuma003=26", "7,15,19,23,27,31,35,39,43,47,"
+	    "51,55,59,63,67,71,75,79,83,87,91,95,99,103,107,111");
+}
+
+Test(claims, refused_results)
+{
+	assert_refused("r1", "cpudevnuma003=27",
+	    "result 0 consumed 27 CPUs of node #3, which offers 26");
+	assert_refused("r2", "cpudevnuma002=29",
+	    "result 0 consumed 29 CPUs of node #2, which offers 28");
+	assert_refused("r3", "cpudevnuma009=1",
+	    "result 0: unknown device \"cpudevnuma009\"");
+	assert_refused("r4", "cpudevnuma001=1,cpudevnuma01=1",
+	    "result 1: unknown device \"cpudevnuma01\"");
+	assert_refused("r5", "cpudevnuma001=-",
+	    "result 0 consumed no dra.cpu/cpu");
+	assert_refused("r6", "cpudevnuma001=0",
+	    "result 0 consumed 0 dra.cpu/cpu, not a positive whole number");
+	assert_refused("r7", "cpudevnuma001=1500m",
+	    "result 0 consumed 1500m dra.cpu/cpu, not a positive whole number");
+	assert_refused("r8", "", "no allocation results");
+	cr_assert_eq(policy_nclaims(e.P), 0);
+}
+
+Test(claims, a_claim_spares_shared_capacity)
+{
+	struct grant	*g;
+	struct pool	*n0 = pool_tree_find(e.P->tree, "NUMA node #0");
+
+	/* Shared grants of node 0 leave it one CPU it can slice off. */
+	g = grant_new("shared", GRANT_CONTAINER);
+	g->pool = n0;
+	g->type = CPU_NORMAL;
+	g->portion = 25000;
+	cr_assert_eq(supply_reserve(e.P, g, &e.cause), 0);
+	strmap_put(e.P->ctrs, g->key, g);
+	/* 3 CPUs: the free isolated core 4,60 and the one sliceable CPU. */
+	assert_claim("spare", "cpudevnuma000=3", "0,4,60");
+	assert_refused("more", "cpudevnuma000=2",
+	    "node #0: 2 CPUs requested, only 0 free");
+	cr_assert_eq(cpuset_count(&e.P->sup[n0->id].sharable), 25);
+	cr_assert_eq(supply_allocatable_shared(e.P, n0), 0);
+}
+
+Test(claims, reprepare_returns_the_same_cpus)
+{
+	int	before;
+
+	assert_claim("u", "cpudevnuma001=2", "1,57");
+	before = env_free_cpus(&e);
+	assert_claim("u", "cpudevnuma001=2", "1,57");
+	cr_assert_eq(env_free_cpus(&e), before, "re-prepare took CPUs");
+	cr_assert(!e.fx.save, "re-prepare changed the state");
+	cr_assert_eq(e.fx.nupdates, 0);
+	/* The held CPUs must match what the results consume, node by node. */
+	cr_assert_neq(env_claim(&e, "u", "cpudevnuma001=3"), 0);
+	cr_assert_str_eq(e.cause, "holds 2 CPUs but consumed 3");
+	cr_assert_neq(env_claim(&e, "u", "cpudevnuma000=2"), 0);
+	cr_assert_str_eq(e.cause, "holds 0 CPUs of node #0 but consumed 2");
+	cr_assert_neq(env_claim(&e, "u", "cpudevnuma000=1,cpudevnuma001=1"), 0);
+	cr_assert_str_eq(e.cause, "holds 0 CPUs of node #0 but consumed 1");
+}
+
+Test(claims, disjoint_claims_and_exhaustion)
+{
+	struct cpuset	 all = CPUSET_INITIALIZER;
+	const struct cpuset *a, *b;
+
+	cr_assert_eq(env_claim(&e, "a", "cpudevnuma001=14"), 0, "%s", e.cause);
+	cr_assert_eq(env_claim(&e, "b", "cpudevnuma001=14"), 0, "%s", e.cause);
+	a = policy_claim_cpus(e.P, "a");
+	b = policy_claim_cpus(e.P, "b");
+	cr_assert(!cpuset_intersects(a, b), "claims share CPUs");
+	cpuset_copy(&all, a);
+	cpuset_or(&all, b);
+	cr_assert_eq(cpuset_count(&all), 28);
+	assert_refused("c", "cpudevnuma001=1",
+	    "node #1: 1 CPUs requested, only 0 free");
+	cpuset_clear(&all);
+}
+
+Test(claims, a_failed_claim_leaves_nothing)
+{
+	int	before = env_free_cpus(&e);
+
+	/* The first result fits; the second cannot: nothing stays. */
+	assert_refused("f", "cpudevnuma001=2,cpudevnuma001=27",
+	    "node #1: 27 CPUs requested, only 26 free");
+	cr_assert_eq(env_free_cpus(&e), before);
+	cr_assert_eq(policy_nclaims(e.P), 0);
+	assert_claim("g", "cpudevnuma001=2", "1,57");
+}
+
+Test(claims, release_and_claim_again)
+{
+	int	before = env_free_cpus(&e);
+
+	assert_claim("u", "cpudevnuma001=2", "1,57");
+	cr_assert_eq(env_free_cpus(&e), before - 2);
+	cr_assert_eq(env_release(&e, "u"), 0);
+	cr_assert(e.fx.save);
+	cr_assert_null(policy_claim_cpus(e.P, "u"));
+	cr_assert_eq(env_free_cpus(&e), before);
+	assert_claim("v", "cpudevnuma001=2", "1,57");
+	/* Releasing what is not held succeeds and changes nothing. */
+	cr_assert_eq(env_release(&e, "unknown"), 0);
+	cr_assert(!e.fx.save);
+	cr_assert_eq(env_release(&e, "u"), 0);
+}
+
+static void
+reconfigure(const char *json, int ok, const char *error)
+{
+	struct config	*cfg;
+	int		 rc;
+
+	env_reset(&e);
+	cr_assert_eq(config_parse(json, strlen(json), &cfg, &e.cause), 0);
+	rc = policy_reconfigure(e.P, cfg, &e.fx, &e.cause);
+	config_free(cfg);
+	if (ok)
+		cr_assert_eq(rc, 0, "reconfigure: %s", e.cause);
+	else {
+		cr_assert_neq(rc, 0, "reconfigure accepted");
+		cr_assert_not_null(strstr(e.cause, error), "%s", e.cause);
+	}
+}
+
+Test(claims, reconfigure_keeps_claims)
+{
+	assert_claim("u", "cpudevnuma001=2", "1,57");
+	reconfigure("{\"reservedResources\":{\"cpu\":\"cpuset:3,11,0\"}}", 1,
+	    NULL);
+	testlib_assert_set(policy_claim_cpus(e.P, "u"), "1,57");
+	testlib_assert_set(pool_tree_reserved(policy_tree(e.P)), "0,3,11");
+	/* The claimed CPUs stayed out of the new free supply. */
+	assert_claim("w", "cpudevnuma001=2", "5,61");
+}
+
+Test(claims, reconfigure_refused_for_a_claimed_cpu)
+{
+	assert_claim("u", "cpudevnuma001=2", "1,57");
+	reconfigure("{\"reservedResources\":{\"cpu\":\"cpuset:1\"}}", 0,
+	    "claim u: can't reserve exclusive CPUs (1");
+	/* The old configuration is in force and the claim as it was. */
+	testlib_assert_set(pool_tree_reserved(policy_tree(e.P)), "3,11");
+	testlib_assert_set(policy_claim_cpus(e.P, "u"), "1,57");
+	/* Taking the CPU away from what we may use is refused too. */
+	reconfigure("{\"reservedResources\":{\"cpu\":\"cpuset:3\"},"
+	    "\"availableResources\":{\"cpu\":\"exclude-cpuset:57\"}}", 0,
+	    "claim u: ");
+}
+
+Test(claims, claim_and_container_with_one_id)
+{
+	json_t		*doc, *again;
+	struct policy	*R;
+	char		*cpus;
+
+	assert_claim("same", "cpudevnuma001=2", "1,57");
+	cr_assert_eq(env_create(&e, "same", "G", 2000, 2000, NULL, NULL, NULL),
+	    0, "%s", e.cause);
+	reconfigure(RESERVED_3_11, 1, NULL);
+	testlib_assert_set(policy_claim_cpus(e.P, "same"), "1,57");
+	cr_assert_not_null(policy_pinning(e.P, "same"));
+	cr_assert_eq(policy_ncontainers(e.P), 1);
+	doc = policy_save(e.P);
+	cr_assert_not_null(json_object_get(json_object_get(doc, "grants"),
+	    "claim:same"));
+	cr_assert_not_null(json_object_get(json_object_get(doc, "grants"),
+	    "same"));
+	cr_assert_eq(policy_restore(e.topo, e.cfg, doc, &R, &e.cause), 0, "%s",
+	    e.cause);
+	testlib_assert_set(policy_claim_cpus(R, "same"), "1,57");
+	cr_assert_eq(policy_ncontainers(R), 1);
+	again = policy_save(R);
+	cr_assert(json_equal(doc, again), "the round trip changed the state");
+	cpus = cpuset_format(&((struct grant *)strmap_get(R->ctrs, "same"))->
+	    exclusive);
+	cr_assert_eq(strlen(cpus) > 0, 1);
+	cr_assert(!cpuset_intersects(policy_claim_cpus(R, "same"),
+	    &((struct grant *)strmap_get(R->ctrs, "same"))->exclusive));
+	free(cpus);
+	json_decref(doc);
+	json_decref(again);
+	policy_free(R);
+}
+
+/*
+ * The shared overcommit check of anchor §4: 25 shared grants of 990m on
+ * node 0 (26 sharable CPUs) leave 1250m; reserving a claim of two sharable
+ * CPUs must fail and reserve nothing, one succeeds.
+ */
+Test(claims, shared_overcommit_is_refused)
+{
+	struct pool	*n0 = pool_tree_find(e.P->tree, "NUMA node #0");
+	struct grant	*g;
+	struct cpuset	*two = testlib_set("0,56"), *one = testlib_set("0");
+	char		 id[16];
+	int		 i, before;
+
+	cr_assert_eq(cpuset_count(&n0->sharable), 26);
+	for (i = 0; i < 25; i++) {
+		snprintf(id, sizeof id, "s%d", i);
+		g = grant_new(id, GRANT_CONTAINER);
+		g->pool = n0;
+		g->type = CPU_NORMAL;
+		g->portion = 990;
+		cr_assert_eq(supply_reserve(e.P, g, &e.cause), 0);
+		strmap_put(e.P->ctrs, g->key, g);
+	}
+	cr_assert_eq(supply_allocatable_shared(e.P, n0), 1250);
+	before = env_free_cpus(&e);
+	cr_assert_neq(claim_reinstate(e.P, "two", two, &e.cause), 0);
+	cr_assert_not_null(strstr(e.cause, "can't reserve 0 shared CPUs"),
+	    "%s", e.cause);
+	cr_assert_eq(env_free_cpus(&e), before);
+	cr_assert_eq(policy_nclaims(e.P), 0);
+	cr_assert_eq(claim_reinstate(e.P, "one", one, &e.cause), 0, "%s",
+	    e.cause);
+	cr_assert_eq(env_free_cpus(&e), before - 1);
+	cpuset_free(two);
+	cpuset_free(one);
+}
+
+Test(claims, ids_are_checked)
+{
+	cr_assert_neq(env_claim(&e, "", "cpudevnuma001=1"), 0);
+	cr_assert_neq(env_claim(&e, "a b", "cpudevnuma001=1"), 0);
+	cr_assert_neq(env_claim(&e, "a\"b", "cpudevnuma001=1"), 0);
+	cr_assert_eq(policy_nclaims(e.P), 0);
+}

@@ -1,0 +1,647 @@
+/*
+ * test_statefile.c: the state directory of R-STATE. A document comes back
+ * as written; a crash (a stray temporary file) leaves the old state
+ * readable; corrupt, truncated, empty, oversized and unknown-version files
+ * are moved aside to state.json.bad-<unixtime> without ever replacing an
+ * earlier one (R-STATE-3); a failed write leaves the old file (R-STATE-1);
+ * the directory's kind, mode and owner are checked; resources.sh follows
+ * R-STATE-4.
+ */
+#include "autoconf.h"
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "statefile.h"
+#include "testlib.h"
+#include "xmalloc.h"
+
+static char *
+join(const char *dir, const char *name)
+{
+	char	*p;
+
+	xasprintf(&p, "%s/%s", dir, name);
+	return (p);
+}
+
+static void
+put(const char *path, const void *data, size_t len)
+{
+	FILE	*f;
+
+	f = fopen(path, "w");
+	cr_assert_not_null(f, "%s", path);
+	cr_assert(fwrite(data, 1, len, f) == len);
+	cr_assert(fclose(f) == 0);
+}
+
+/* The file's content (caller frees); *len gets its size. */
+static char *
+get(const char *path, size_t *len)
+{
+	FILE	*f;
+	char	*buf;
+	long	 n;
+
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	cr_assert(fseek(f, 0, SEEK_END) == 0);
+	n = ftell(f);
+	rewind(f);
+	buf = xmalloc((size_t)n + 1);
+	cr_assert(fread(buf, 1, (size_t)n, f) == (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	if (len != NULL)
+		*len = (size_t)n;
+	return (buf);
+}
+
+static int
+exists(const char *path)
+{
+	struct stat	st;
+
+	return (lstat(path, &st) == 0);
+}
+
+/* The names in dir, sorted, joined by spaces (caller frees). */
+static char *
+listing(const char *dir)
+{
+	struct dirent	**names;
+	char		 *out = xstrdup(""), *next;
+	int		  n, i;
+
+	n = scandir(dir, &names, NULL, alphasort);
+	cr_assert(n >= 0, "%s", dir);
+	for (i = 0; i < n; i++) {
+		if (strcmp(names[i]->d_name, ".") != 0 &&
+		    strcmp(names[i]->d_name, "..") != 0) {
+			xasprintf(&next, "%s%s%s", out, *out ? " " : "",
+			    names[i]->d_name);
+			free(out);
+			out = next;
+		}
+		free(names[i]);
+	}
+	free(names);
+	return (out);
+}
+
+static void
+assert_listing(const char *dir, const char *want)
+{
+	char	*got;
+
+	got = listing(dir);
+	cr_assert_str_eq(got, want, "%s holds \"%s\"", dir, got);
+	free(got);
+}
+
+/* A saved-state document as R-STATE-1 describes it. */
+static json_t *
+state_doc(const char *id, const char *cpus)
+{
+	json_t	*doc;
+
+	doc = json_pack("{s:i, s:{s:{s:s}}}", "version", 1, "grants", id,
+	    "cpus", cpus);
+	cr_assert_not_null(doc);
+	return (doc);
+}
+
+static void
+write_ok(const char *dir, json_t *doc)
+{
+	char	*cause = NULL;
+	int	 rc;
+
+	rc = statefile_write(dir, doc, &cause);
+	cr_assert_eq(rc, 0, "write: %s", cause ? cause : "");
+}
+
+static void
+assert_reads(const char *dir, json_t *want)
+{
+	json_t	*doc = NULL;
+	char	*cause = NULL, *a, *b;
+	int	 rc;
+
+	rc = statefile_read(dir, &doc, &cause);
+	cr_assert_eq(rc, 0, "read: %s", cause ? cause : "");
+	cr_assert_not_null(doc);
+	a = json_dumps(doc, JSON_SORT_KEYS);
+	b = json_dumps(want, JSON_SORT_KEYS);
+	cr_assert(json_equal(doc, want), "read %s, want %s", a, b);
+	free(a);
+	free(b);
+	json_decref(doc);
+}
+
+Test(statefile, round_trip)
+{
+	struct stat	 st;
+	json_t		*a, *b, *doc = NULL;
+	char		*dir, *path, *cause = NULL;
+
+	dir = testlib_tmpdir();
+	cr_assert_eq(statefile_read(dir, &doc, &cause), 0, "no file, no error");
+	cr_assert_null(doc);
+	cr_assert_null(cause);
+
+	a = state_doc("c1", "0-3");
+	b = state_doc("claim:uid-1", "4-5");
+	write_ok(dir, a);
+	assert_reads(dir, a);
+	write_ok(dir, b);
+	assert_reads(dir, b);
+	assert_listing(dir, "state.json");
+
+	path = join(dir, "state.json");
+	cr_assert(stat(path, &st) == 0);
+	cr_assert_eq(st.st_mode & 07777, 0600);
+	json_decref(a);
+	json_decref(b);
+	free(path);
+	free(dir);
+}
+
+Test(statefile, write_refuses_unversioned_document)
+{
+	json_t	*doc;
+	char	*dir, *cause = NULL;
+
+	dir = testlib_tmpdir();
+	doc = json_pack("{s:{}}", "grants");
+	cr_assert_eq(statefile_write(dir, doc, &cause), -EINVAL);
+	cr_assert_not_null(cause);
+	assert_listing(dir, "");
+	json_decref(doc);
+	free(cause);
+	free(dir);
+}
+
+/* A crash between creating the temporary file and the rename. */
+Test(statefile, crash_leaves_old_state)
+{
+	static const char	 partial[] = "{\"version\":1,\"grants\":{\"c";
+	json_t			*a, *b;
+	char			*dir, *tmp;
+
+	dir = testlib_tmpdir();
+	a = state_doc("c1", "0-3");
+	b = state_doc("c2", "6");
+	write_ok(dir, a);
+	tmp = join(dir, STATEFILE_TMP);
+	put(tmp, partial, sizeof partial - 1);
+
+	assert_reads(dir, a);
+	assert_listing(dir, "state.json state.json.tmp");
+	write_ok(dir, b);
+	assert_reads(dir, b);
+	assert_listing(dir, "state.json");
+	json_decref(a);
+	json_decref(b);
+	free(tmp);
+	free(dir);
+}
+
+/*
+ * Reads a bad state file: -EBADMSG, a cause holding what and where, the
+ * content kept under state.json.bad-<unixtime>[-N], and a fresh start.
+ * Returns the name it went to (caller frees).
+ */
+static char *
+read_bad(const char *dir, const char *what, const char *content,
+    size_t len)
+{
+	json_t		*doc = NULL;
+	char		*cause = NULL, *bad, *p, *kept, *name, *end;
+	const char	*prefix = "state.json.bad-";
+	long long	 t;
+	size_t		 keptlen;
+	time_t		 before, after;
+
+	before = time(NULL);
+	cr_assert_eq(statefile_read(dir, &doc, &cause), -EBADMSG);
+	after = time(NULL);
+	cr_assert_null(doc);
+	cr_assert_not_null(cause);
+	cr_assert_not_null(strstr(cause, what), "cause \"%s\" lacks \"%s\"",
+	    cause, what);
+	cr_assert_not_null(strstr(cause, dir), "cause \"%s\" lacks the path",
+	    cause);
+
+	/* The cause names the new place: a bad-<t>[-N] in the same dir. */
+	p = strstr(cause, "moved aside to ");
+	cr_assert_not_null(p, "%s", cause);
+	bad = xstrdup(p + strlen("moved aside to "));
+	cr_assert_eq(strncmp(bad, dir, strlen(dir)), 0, "%s", bad);
+	name = bad + strlen(dir) + 1;
+	cr_assert_eq(strncmp(name, prefix, strlen(prefix)), 0, "%s", name);
+	t = strtoll(name + strlen(prefix), &end, 10);
+	cr_assert(*end == '\0' || (*end == '-' && end[1] >= '1' &&
+	    end[1] <= '9'), "%s", name);
+	cr_assert(t >= (long long)before && t <= (long long)after, "%s", name);
+
+	kept = get(bad, &keptlen);
+	cr_assert_eq(keptlen, len);
+	cr_assert(memcmp(kept, content, len) == 0);
+	p = join(dir, "state.json");
+	cr_assert(!exists(p), "state.json is still there");
+	cr_assert_eq(statefile_read(dir, &doc, &cause), 0);
+	cr_assert_null(doc);
+	name = xstrdup(name);
+	free(p);
+	free(kept);
+	free(bad);
+	free(cause);
+	return (name);
+}
+
+static void
+bad_content(const char *what, const char *content, size_t len)
+{
+	char	*dir, *path, *name;
+
+	dir = testlib_tmpdir();
+	path = join(dir, "state.json");
+	put(path, content, len);
+	name = read_bad(dir, what, content, len);
+	free(name);
+	free(path);
+	free(dir);
+}
+
+#define BAD(what, s)	bad_content(what, s, sizeof s - 1)
+
+Test(statefile, corrupt_moved_aside)
+{
+	BAD("not valid JSON", "this is not JSON\n");
+	BAD("not valid JSON", "{\"version\":1,}");
+	BAD("not valid JSON", "{\"version\":1}\n{\"version\":1}\n");
+	BAD("not valid JSON", "{\"version\":1,\"version\":1}");
+	BAD("not valid JSON", "{\"version\":1}\0garbage");
+	BAD("not valid JSON", "{\"version\":1,\"grants\":\"\xff\xfe\"}");
+	BAD("not a JSON object", "[1]");
+	BAD("no \"version\"", "{\"grants\":{}}");
+	BAD("not an integer", "{\"version\":\"1\",\"grants\":{}}");
+	BAD("unknown version 0", "{\"version\":0,\"grants\":{}}");
+	BAD("is empty", "");
+}
+
+Test(statefile, binary_garbage_moved_aside)
+{
+	char	bytes[256];
+	int	i;
+
+	for (i = 0; i < 256; i++)
+		bytes[i] = (char)(255 - i);
+	bad_content("not valid JSON", bytes, sizeof bytes);
+}
+
+Test(statefile, truncated_moved_aside)
+{
+	json_t	*doc;
+	char	*dir, *path, *full;
+	size_t	 len;
+
+	dir = testlib_tmpdir();
+	doc = state_doc("c1", "0-3");
+	write_ok(dir, doc);
+	path = join(dir, "state.json");
+	full = get(path, &len);
+	cr_assert_gt(len, 10);
+	cr_assert(truncate(path, (off_t)(len / 2)) == 0);
+	free(read_bad(dir, "truncated", full, len / 2));
+	json_decref(doc);
+	free(full);
+	free(path);
+	free(dir);
+}
+
+Test(statefile, newer_version_moved_aside)
+{
+	BAD("version 2, newer", "{\"version\":2,\"grants\":{}}");
+}
+
+Test(statefile, oversized_moved_aside)
+{
+	char	*dir, *path, *cause = NULL;
+	json_t	*doc = NULL;
+	int	 fd;
+
+	dir = testlib_tmpdir();
+	path = join(dir, "state.json");
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	cr_assert(fd != -1);
+	/* Sparse: costs no disk. */
+	cr_assert(ftruncate(fd, (off_t)STATEFILE_MAX_SIZE + 1) == 0);
+	close(fd);
+	cr_assert_eq(statefile_read(dir, &doc, &cause), -EBADMSG);
+	cr_assert_null(doc);
+	cr_assert_not_null(strstr(cause, "larger than"), "%s", cause);
+	cr_assert(!exists(path));
+	free(cause);
+	free(path);
+	free(dir);
+}
+
+Test(statefile, not_a_regular_file_moved_aside)
+{
+	char	*dir, *path, *cause = NULL;
+	json_t	*doc = NULL;
+
+	dir = testlib_tmpdir();
+	path = join(dir, "state.json");
+	cr_assert(mkfifo(path, 0600) == 0);
+	cr_assert_eq(statefile_read(dir, &doc, &cause), -EBADMSG);
+	cr_assert_not_null(strstr(cause, "not a regular file"), "%s", cause);
+	cr_assert(!exists(path));
+	free(cause);
+	free(path);
+	free(dir);
+}
+
+/* An earlier bad file is never replaced: the next name gets -N. */
+Test(statefile, bad_names_never_collide)
+{
+	char		*dir, *path, *name, *prev, *content, *got, *end;
+	time_t		 now;
+	long long	 t;
+	int		 i, k;
+
+	dir = testlib_tmpdir();
+	now = time(NULL);
+	for (k = -1; k <= 120; k++) {
+		xasprintf(&name, "%s/state.json.bad-%lld", dir,
+		    (long long)now + k);
+		xasprintf(&content, "earlier %d", k);
+		put(name, content, strlen(content));
+		free(content);
+		free(name);
+	}
+	path = join(dir, "state.json");
+	prev = NULL;
+	for (i = 0; i < 3; i++) {
+		xasprintf(&content, "corrupt %d", i);
+		put(path, content, strlen(content));
+		name = read_bad(dir, "not valid JSON", content,
+		    strlen(content));
+		t = strtoll(name + strlen("state.json.bad-"), &end, 10);
+		if (t <= (long long)now + 120)
+			cr_assert(*end == '-', "%s would replace an earlier "
+			    "file", name);
+		if (prev != NULL)
+			cr_assert_str_neq(name, prev);
+		free(prev);
+		prev = name;
+		free(content);
+	}
+	for (k = -1; k <= 120; k++) {
+		xasprintf(&name, "%s/state.json.bad-%lld", dir,
+		    (long long)now + k);
+		xasprintf(&content, "earlier %d", k);
+		got = get(name, NULL);
+		cr_assert_str_eq(got, content);
+		free(got);
+		free(content);
+		free(name);
+	}
+	free(prev);
+	free(path);
+	free(dir);
+}
+
+/* R-STATE-1: a failed write (here EFBIG) leaves the old state. */
+Test(statefile, failed_write_keeps_old_state)
+{
+	struct rlimit	 rl;
+	json_t		*a, *big;
+	char		*dir, *cause = NULL, *blob, *want;
+
+	dir = testlib_tmpdir();
+	a = state_doc("c1", "0-3");
+	write_ok(dir, a);
+
+	blob = xmalloc(10000);
+	memset(blob, '7', 9999);
+	blob[9999] = '\0';
+	big = state_doc("c2", blob);
+	cr_assert(signal(SIGXFSZ, SIG_IGN) != SIG_ERR);
+	cr_assert(getrlimit(RLIMIT_FSIZE, &rl) == 0);
+	rl.rlim_cur = 4096;
+	cr_assert(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+	cr_assert_eq(statefile_write(dir, big, &cause), -EFBIG);
+	cr_assert_not_null(cause);
+	cr_assert_not_null(strstr(cause, strerror(EFBIG)), "%s", cause);
+	want = join(dir, STATEFILE_TMP);
+	cr_assert_not_null(strstr(cause, want), "%s", cause);
+	assert_reads(dir, a);
+	assert_listing(dir, "state.json");
+	json_decref(a);
+	json_decref(big);
+	free(want);
+	free(blob);
+	free(cause);
+	free(dir);
+}
+
+Test(statefile, file_where_the_directory_should_be)
+{
+	json_t	*doc, *got = NULL;
+	char	*dir, *file, *cause = NULL, *content;
+
+	dir = testlib_tmpdir();
+	file = join(dir, "var-lib-topoaware");
+	put(file, "x", 1);
+	doc = state_doc("c1", "0-3");
+
+	cr_assert_eq(statefile_write(file, doc, &cause), -ENOTDIR);
+	cr_assert_not_null(strstr(cause, file), "%s", cause);
+	cr_assert_not_null(strstr(cause, strerror(ENOTDIR)), "%s", cause);
+	free(cause);
+	cause = NULL;
+
+	cr_assert_eq(statefile_read(file, &got, &cause), -ENOTDIR);
+	cr_assert_null(got);
+	cr_assert_not_null(strstr(cause, file), "%s", cause);
+	free(cause);
+	cause = NULL;
+
+	cr_assert_eq(statefile_check_dir(file, &cause), -ENOTDIR);
+	cr_assert_not_null(strstr(cause, "not a directory"), "%s", cause);
+	free(cause);
+
+	content = get(file, NULL);
+	cr_assert_str_eq(content, "x");
+	assert_listing(dir, "var-lib-topoaware");
+	free(content);
+	json_decref(doc);
+	free(file);
+	free(dir);
+}
+
+Test(statefile, write_into_missing_directory)
+{
+	json_t	*doc;
+	char	*dir, *missing, *cause = NULL;
+
+	dir = testlib_tmpdir();
+	missing = join(dir, "absent");
+	doc = state_doc("c1", "0-3");
+	cr_assert_eq(statefile_write(missing, doc, &cause), -ENOENT);
+	cr_assert_not_null(strstr(cause, missing), "%s", cause);
+	free(cause);
+	json_decref(doc);
+	free(missing);
+	free(dir);
+}
+
+static void
+check_dir_refused(const char *dir, const char *what)
+{
+	char	*cause = NULL;
+
+	cr_assert_eq(statefile_check_dir(dir, &cause), -EPERM, "%s accepted",
+	    what);
+	cr_assert_not_null(strstr(cause, dir), "%s", cause);
+	cr_assert_not_null(strstr(cause, what), "\"%s\" lacks \"%s\"", cause,
+	    what);
+	free(cause);
+}
+
+Test(statefile, directory_checks)
+{
+	struct stat	 st;
+	char		*dir, *state, *cause = NULL, *deep;
+
+	dir = testlib_tmpdir();
+	state = join(dir, "state");
+	cr_assert_eq(statefile_check_dir(state, &cause), 0, "%s",
+	    cause ? cause : "");
+	cr_assert(stat(state, &st) == 0 && S_ISDIR(st.st_mode));
+	cr_assert_eq(st.st_mode & 07777, 0700);
+	cr_assert_eq(statefile_check_dir(state, &cause), 0);
+
+	cr_assert(chmod(state, 0755) == 0);
+	cr_assert_eq(statefile_check_dir(state, &cause), 0,
+	    "readable by others is fine");
+	cr_assert(chmod(state, 0777) == 0);
+	check_dir_refused(state, "0777");
+	cr_assert(chmod(state, 0770) == 0);
+	check_dir_refused(state, "0770");
+	cr_assert(chmod(state, 0702) == 0);
+	check_dir_refused(state, "0702");
+
+	cr_assert(chmod(state, 0700) == 0);
+	cr_assert(chown(state, 1234, 1234) == 0);
+	check_dir_refused(state, "uid 1234");
+
+	deep = join(dir, "no/such/parent");
+	cr_assert_eq(statefile_check_dir(deep, &cause), -ENOENT);
+	cr_assert_not_null(strstr(cause, deep), "%s", cause);
+	free(cause);
+	free(deep);
+	free(state);
+	free(dir);
+}
+
+Test(statefile, resources_sh)
+{
+	const struct statefile_var vars[] = {
+		{ "SHARED_CPUS", "1-3" },
+		{ "ALL_MEMS", "0" },
+		{ "EXCLUSIVE_CPUS", "4-5" },
+	}, fewer[] = {
+		{ "DRA_CPUS", "8-9" },
+		{ "ALL_MEMS", "1" },
+	};
+	struct stat	 st;
+	char		*dir, *file, *cdir, *cause = NULL, *got;
+	const char	*id = "0123456789abcdef";
+
+	dir = testlib_tmpdir();
+	cr_assert_eq(statefile_write_resources(dir, id, vars, 3, &cause), 0,
+	    "%s", cause ? cause : "");
+	xasprintf(&cdir, "%s/containers/%s", dir, id);
+	file = join(cdir, "resources.sh");
+	got = get(file, NULL);
+	cr_assert_str_eq(got, "ALL_MEMS=\"0\"\nEXCLUSIVE_CPUS=\"4-5\"\n"
+	    "SHARED_CPUS=\"1-3\"\n");
+	free(got);
+	cr_assert(stat(file, &st) == 0);
+	cr_assert_eq(st.st_mode & 07777, 0644);
+
+	cr_assert_eq(statefile_write_resources(dir, id, fewer, 2, &cause), 0);
+	got = get(file, NULL);
+	cr_assert_str_eq(got, "ALL_MEMS=\"1\"\nDRA_CPUS=\"8-9\"\n");
+	free(got);
+	assert_listing(cdir, "resources.sh");
+
+	cr_assert_eq(statefile_remove_resources(dir, id, &cause), 0);
+	cr_assert(!exists(file));
+	cr_assert(!exists(cdir));
+	cr_assert_eq(statefile_remove_resources(dir, id, &cause), 0,
+	    "removing twice is fine");
+	free(file);
+	free(cdir);
+	free(dir);
+}
+
+Test(statefile, resources_refuse_unsafe_input)
+{
+	static const char *const ids[] = {
+		"", ".", "..", "a/b", "../evil", "/evil", "x\n", "tab\there",
+	};
+	const struct statefile_var ok[] = { { "ALL_MEMS", "0" } };
+	const struct statefile_var bad[][2] = {
+		{ { "ALL_MEMS", "0\"; rm -rf /; \"" }, { "X", "1" } },
+		{ { "ALL_MEMS", "$(reboot)" }, { "X", "1" } },
+		{ { "ALL_MEMS", "`id`" }, { "X", "1" } },
+		{ { "ALL_MEMS", "a\\" }, { "X", "1" } },
+		{ { "ALL_MEMS", "0\n1" }, { "X", "1" } },
+		{ { "1X", "0" }, { "X", "1" } },
+		{ { "A-B", "0" }, { "X", "1" } },
+		{ { "", "0" }, { "X", "1" } },
+		{ { "X", "0" }, { "X", "1" } },
+	};
+	char	*dir, *cause = NULL;
+	size_t	 i;
+
+	dir = testlib_tmpdir();
+	for (i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+		cr_assert_eq(statefile_write_resources(dir, ids[i], ok, 1,
+		    &cause), -EINVAL, "id #%zu accepted", i);
+		cr_assert_not_null(strstr(cause, "not a safe file name"), "%s",
+		    cause);
+		free(cause);
+		cause = NULL;
+		cr_assert_eq(statefile_remove_resources(dir, ids[i], &cause),
+		    -EINVAL, "id #%zu accepted for removal", i);
+		free(cause);
+		cause = NULL;
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cr_assert_eq(statefile_write_resources(dir, "c1", bad[i], 2,
+		    &cause), -EINVAL, "variables #%zu accepted", i);
+		free(cause);
+		cause = NULL;
+	}
+	/* Nothing was written anywhere. */
+	assert_listing(dir, "");
+	free(dir);
+}
