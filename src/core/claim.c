@@ -133,7 +133,7 @@ pick_node_cpus(const struct policy *P, const struct claim_req *req,
 		xasprintf(cause, "node #%d: %d CPUs requested, only %d free",
 		    req->dev->node, req->cpus, cpuset_count(&from));
 		rc = -ENOSPC;
-	} else if (cpualloc_take(P->topo, &from, req->cpus,
+	} else if (cpualloc_pick(P->alloc, &from, req->cpus,
 	    P->cfg->default_prio, CPUALLOC_ALL, out, &why) != 0) {
 		xasprintf(cause, "node #%d: %s", req->dev->node, why);
 		free(why);

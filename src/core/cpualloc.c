@@ -8,9 +8,10 @@
  * list, and the cache groups (on first use). Priorities, core kinds and
  * clusters are read from the topology at each pick, so its override hooks
  * take effect at once. A pick works on word arrays on the stack and the
- * context's scratch, so it allocates only on hybrid machines with
- * clusters. Upstream's sorts of all cores and threads become passes in id
- * order per priority key, which stop as soon as the count is met.
+ * context's scratch: past the first pick it allocates only for clusters
+ * (hybrid machines) and for its result. Upstream's sorts of all cores and
+ * threads become passes in id order per priority key, which stop as soon
+ * as the count is met.
  */
 #include "autoconf.h"
 
@@ -34,19 +35,12 @@ struct prio_count {
 	int		 n[CPU_PRIO_COUNT];
 };
 
-enum verdict {
-	PICK_PREFER,
-	PICK_USABLE,
-	PICK_IGNORE
-};
-
 struct cache_group {
 	int		 id;
 	int		 pkg, pkgi, die, diei, node;
 	int		 first;
 	struct cpuset	 cpus;		/* online CPUs */
 	int		 size;
-	enum verdict	 verdict;	/* of the pick under way */
 	int		 nfree;
 };
 
@@ -56,17 +50,23 @@ struct cluster_ent {
 	int		 nfree;
 };
 
+/*
+ * nw words reach the last online CPU, ncpu ids fill them. The threads of
+ * core c are core_cpu[core_off[c]] up to core_cpu[core_off[c + 1] - 1];
+ * die_off[p] is the first of package p's dies in a dense numbering.
+ */
 struct cpualloc {
 	const struct topology	*t;
-	int			 nw;		/* words up to the last online CPU */
-	int			 ncpu;		/* nw words of CPU ids */
-	int			*cpu_core;	/* core index by CPU id, -1 none */
+	int			 nw;
+	int			 ncpu;
+	int			*cpu_core;	/* by CPU id, -1 none */
 	int			 ncores;
-	int			 core_min, core_max;	/* threads per core */
-	int			*core_off;	/* threads of core c are core_cpu */
-	int			*core_cpu;	/* [core_off[c], core_off[c + 1]) */
+	int			 core_min;	/* threads per core */
+	int			 core_max;
+	int			*core_off;
+	int			*core_cpu;
 	int			 npkg;
-	int			*die_off;	/* dense die index by package index */
+	int			*die_off;
 	int			 ndies;
 
 	int			 groups_done;
@@ -80,7 +80,7 @@ struct cpualloc {
 	struct prio_count	*pk_pc;
 	int			*g_idx;		/* 4 per group */
 	int			*g_counts;	/* 2 * (packages + dies) */
-	struct cluster_ent	*cl;		/* clusters can be regrouped */
+	struct cluster_ent	*cl;		/* sized at each pick */
 	int			*cl_idx;
 	int			 cl_cap;
 	int			*cl_counts;	/* packages + dies */
@@ -346,7 +346,7 @@ die_pos(const struct topo_package *pkg, int die)
 	return (0);
 }
 
-/* Threads of core c free in the helper's from; -1 if c is not a core. */
+/* Threads of core c free in the helper's from; *size gets all of them. */
 static int
 core_free(const struct helper *h, int c, int *size)
 {
@@ -399,13 +399,19 @@ struct pkg_sort {
 };
 
 static int
+pkg_id(const struct topology *t, int i)
+{
+	return (topology_package(t, i)->id);
+}
+
+static int
 idle_pkg_cmp(void *arg, int a, int b)
 {
 	struct pkg_sort	*ps = arg;
 
 	if (ps->key[a] != ps->key[b])
 		return (ps->key[a] < ps->key[b] ? -1 : 1);
-	return (topology_package(ps->t, a)->id - topology_package(ps->t, b)->id);
+	return (pkg_id(ps->t, a) - pkg_id(ps->t, b));
 }
 
 static void
@@ -626,26 +632,64 @@ level_set(const struct topology *t, const struct topo_cpu *cpu, int first,
 	return (set);
 }
 
-/* Does a CPU's cache set make groups: not a core, die or package? */
+static int
+union_count(const struct cpuset *a, const struct cpuset *b)
+{
+	uint32_t	 i, n = a->nwords;
+	int		 c = 0;
+
+	if (b != NULL && b->nwords > n)
+		n = b->nwords;
+	for (i = 0; i < n; i++)
+		c += pop(sw(a, i) | (b ? sw(b, i) : 0));
+	return (c);
+}
+
+/* a ∪ b == s, without early exits so that the common part vectorizes. */
+static int
+union_equal(const struct cpuset *a, const struct cpuset *b,
+    const struct cpuset *s)
+{
+	uint32_t	 i, n, m;
+	uint64_t	 diff = 0;
+
+	m = a->nwords < s->nwords ? a->nwords : s->nwords;
+	if (b != NULL && b->nwords < m)
+		m = b->nwords;
+	if (b == NULL) {
+		for (i = 0; i < m; i++)
+			diff |= a->w[i] ^ s->w[i];
+	} else {
+		for (i = 0; i < m; i++)
+			diff |= (a->w[i] | b->w[i]) ^ s->w[i];
+	}
+	n = a->nwords > s->nwords ? a->nwords : s->nwords;
+	if (b != NULL && b->nwords > n)
+		n = b->nwords;
+	for (i = m; i < n; i++)
+		diff |= (sw(a, i) | (b ? sw(b, i) : 0)) ^ sw(s, i);
+	return (diff == 0);
+}
+
+/* Does a CPU's cache set a (∪ b) make groups: not a core, die, package? */
 static int
 groups_by(const struct topology *t, const struct topo_cpu *cpu,
-    const struct cpuset *set)
+    const struct cpuset *a, const struct cpuset *b)
 {
 	const struct topo_package	*pkg;
 	const struct topo_core		*core;
 
-	if (cpuset_count(set) <= 1)
-		return (0);
+	/* Any order of the tests; the likeliest first. */
 	core = topology_core(t, cpu->core);
-	if (core != NULL && cpuset_equal(set, &core->threads))
+	if (core != NULL && union_equal(a, b, &core->threads))
 		return (0);
 	if ((pkg = topology_package_by_id(t, cpu->package)) == NULL)
 		return (0);
-	if (cpuset_equal(set, &pkg->dies[die_pos(pkg, cpu->die)].cpus))
+	if (union_equal(a, b, &pkg->cpus))
 		return (0);
-	if (cpuset_equal(set, &pkg->cpus))
+	if (union_equal(a, b, &pkg->dies[die_pos(pkg, cpu->die)].cpus))
 		return (0);
-	return (1);
+	return (union_count(a, b) > 1);
 }
 
 /*
@@ -656,7 +700,7 @@ groups_by(const struct topology *t, const struct topo_cpu *cpu,
 static int
 cache_level(const struct topology *t)
 {
-	const struct cpuset	*set;
+	const struct cpuset	*s1, *s2;
 	const struct topo_cpu	*cpu;
 	struct cpuset		 tmp = CPUSET_INITIALIZER;
 	int			*judged, lv[MAX_CPU_CACHES];
@@ -682,19 +726,28 @@ cache_level(const struct topology *t)
 				continue;
 			c1 = cpu->caches[i];
 			c2 = j - i == 2 ? cpu->caches[i + 1] : -1;
-			if (((j - i == 1 && judged[c1] == -1) ||
-			    (j - i == 2 && judged[c1] == c2 + 1)) &&
-			    (cpuset_has(&topology_cache(t, c1)->cpus, id) ||
-			    (c2 >= 0 && cpuset_has(&topology_cache(t, c2)->cpus,
-			    id))))
+			s1 = &topology_cache(t, c1)->cpus;
+			s2 = c2 >= 0 ? &topology_cache(t, c2)->cpus : NULL;
+			if (j - i > 2) {
+				s1 = level_set(t, cpu, i, j - i, &tmp);
+				s2 = NULL;
+			}
+			if (!cpuset_has(s1, id) && (s2 == NULL ||
+			    !cpuset_has(s2, id))) {
+				/* Not in its own cache: judge it alone. */
+				if (groups_by(t, cpu, s1, s2)) {
+					level = lv[i];
+					goto out;
+				}
 				continue;
-			set = level_set(t, cpu, i, j - i, &tmp);
-			if (groups_by(t, cpu, set)) {
+			}
+			if ((j - i == 1 && judged[c1] == -1) ||
+			    (j - i == 2 && judged[c1] == c2 + 1))
+				continue;
+			if (groups_by(t, cpu, s1, s2)) {
 				level = lv[i];
 				goto out;
 			}
-			if (!cpuset_has(set, id))
-				continue;
 			if (j - i == 1)
 				judged[c1] = -1;
 			else if (j - i == 2)
@@ -1065,7 +1118,6 @@ take_cache_groups(struct helper *h)
 
 	for (i = 0; i < n; i++) {
 		e = &g[i];
-		e->verdict = PICK_IGNORE;
 		/* Kinds are read now: topology_set_kind() may change them. */
 		cpu = topology_cpu(h->t, e->first);
 		if (topology_hybrid(h->t) && !kind_wanted(h, cpu->kind))
@@ -1073,12 +1125,10 @@ take_cache_groups(struct helper *h)
 		if ((e->nfree = count3(&e->cpus, NULL, h->from, h->nw)) == 0)
 			continue;
 		if (e->nfree == e->size) {
-			e->verdict = PICK_PREFER;
 			s.prefer_pkg[e->pkgi] += e->nfree;
 			s.prefer_die[e->diei] += e->nfree;
 			prefer[np++] = i;
 		} else {
-			e->verdict = PICK_USABLE;
 			s.usable_pkg[e->pkgi] += e->nfree;
 			s.usable_die[e->diei] += e->nfree;
 			usable[nu++] = i;
@@ -1258,7 +1308,7 @@ thread_pkg_cmp(void *arg, int a, int b)
 		return (ps->colo[b] - ps->colo[a]);
 	if ((r = prio_cmp(&ps->pc[a], &ps->pc[b], ps->prefer, ps->cnt)) != 0)
 		return (-r);
-	return (topology_package(ps->t, a)->id - topology_package(ps->t, b)->id);
+	return (pkg_id(ps->t, a) - pkg_id(ps->t, b));
 }
 
 static int
@@ -1284,12 +1334,28 @@ take_package_threads_fast(struct helper *h, const struct topo_package *pkg,
 	struct cpualloc	*a = h->a;
 	struct bits	 half;
 	uint64_t	 w;
-	int		 i, k, b, c, id, f, size;
+	int		 i, k, b, c, id, f, size, nbusy = 0, nfree = 0;
 
+	for (i = 0; i < m; i++) {
+		nbusy += pop(pkg->cpus.w[i] & ~h->from->w[i]);
+		nfree += pop(pkg->cpus.w[i] & h->from->w[i]);
+		half.w[i] = 0;
+	}
+	/* From a few free CPUs of a busy package, look at them instead. */
+	if (nfree < nbusy) {
+		for (i = 0; i < m; i++) {
+			w = pkg->cpus.w[i] & h->from->w[i];
+			for (; w != 0; w &= w - 1) {
+				id = i * WORD_BITS + __builtin_ctzll(w);
+				if (core_free(h, a->cpu_core[id], &size) < size)
+					bits_set(half.w, id);
+			}
+		}
+		goto pick;
+	}
 	memset(a->seen, 0, ((a->ncores + WORD_BITS - 1) / WORD_BITS) *
 	    sizeof *a->seen);
 	for (i = 0; i < m; i++) {
-		half.w[i] = 0;
 		for (w = pkg->cpus.w[i] & ~h->from->w[i]; w != 0; w &= w - 1) {
 			b = i * WORD_BITS + __builtin_ctzll(w);
 			if ((c = a->cpu_core[b]) < 0 || bits_has(a->seen, c))
@@ -1300,6 +1366,7 @@ take_package_threads_fast(struct helper *h, const struct topo_package *pkg,
 					bits_set(half.w, a->core_cpu[k]);
 		}
 	}
+pick:
 	/* Picks go to the result only: from must not change mid-way. */
 	for (f = 1; f < a->core_min && h->cnt > 0; f++) {
 		BITS_FOREACH(id, &half, m) {

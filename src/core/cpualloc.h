@@ -44,8 +44,8 @@ struct cpualloc;
 
 struct cpualloc	*cpualloc_new(const struct topology *);
 void		 cpualloc_free(struct cpualloc *);
-int		 cpualloc_pick(struct cpualloc *, struct cpuset *from, int cnt,
-		     enum cpu_prio prefer, unsigned flags,
+int		 cpualloc_pick(struct cpualloc *, struct cpuset *from,
+		     int cnt, enum cpu_prio prefer, unsigned flags,
 		     struct cpuset *result, char **cause);
 
 #endif

@@ -178,6 +178,7 @@ policy_build(const struct topology *t, const struct config *cfg,
 	*out = NULL;
 	P = xcalloc(1, sizeof *P);
 	P->topo = t;
+	P->alloc = cpualloc_new(t);
 	P->cfg = config_dup(cfg);
 	cpuset_init(&P->allowed);
 	cpuset_init(&P->reserved);
@@ -211,6 +212,7 @@ policy_free(struct policy *P)
 	grant_free_all(P->ctrs);
 	grant_free_all(P->claims);
 	supply_clear_all(P);
+	cpualloc_free(P->alloc);
 	pool_tree_free(P->tree);
 	config_free(P->cfg);
 	cpuset_clear(&P->allowed);

@@ -5,6 +5,7 @@
 #ifndef TOPOAWARE_POLICY_PRIV_H
 #define TOPOAWARE_POLICY_PRIV_H
 
+#include "cpualloc.h"
 #include "policy.h"
 #include "strmap.h"
 
@@ -82,6 +83,7 @@ struct grant {
 
 struct policy {
 	const struct topology	*topo;
+	struct cpualloc		*alloc;		/* prepared for topo */
 	struct config		*cfg;
 	struct pool_tree	*tree;
 	struct supply		*sup;		/* by pool id */

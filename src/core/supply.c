@@ -139,7 +139,7 @@ sliceable_walk(const struct policy *P, const struct pool *top,
 		return;
 	}
 	/* n < |from|, so the allocator cannot fail. */
-	if (cpualloc_take(P->topo, from, n, CPU_PRIO_NONE, CPUALLOC_ALL, pick,
+	if (cpualloc_pick(P->alloc, from, n, CPU_PRIO_NONE, CPUALLOC_ALL, pick,
 	    NULL) == 0)
 		cpuset_or(out, pick);
 }
@@ -338,7 +338,7 @@ supply_allocate(struct policy *P, struct pool *p, const struct request *r,
 			free(text);
 			goto out;
 		}
-		if (cpualloc_take(P->topo, &from, full, r->prio, CPUALLOC_ALL,
+		if (cpualloc_pick(P->alloc, &from, full, r->prio, CPUALLOC_ALL,
 		    &pick, &why) != 0) {
 			xasprintf(cause, "%s: can't take %d exclusive CPUs: %s",
 			    p->name, full, why);

@@ -1,45 +1,1586 @@
-/* nri.c: not written yet (a placeholder that connects nowhere). */
+/*
+ * nri.c owns the NRI plugin (SPEC R-NRI): the connection to the runtime's
+ * socket on the event loop, the multiplexer with ttrpc on both of its
+ * logical connections, registration, Configure and Synchronize (split
+ * or whole), the container events turned into server operations, the
+ * UpdateContainers requests for changes no reply carries, and reconnecting
+ * with backoff whenever the runtime goes away or talks nonsense.
+ *
+ * Nothing here waits for the runtime: a handler answers from what the
+ * policy says at once, and our own requests are answered whenever the
+ * runtime gets to them (protocols.md 9.4: containerd holds its NRI lock
+ * while it waits for an event's reply and takes it again for an
+ * UpdateContainers).
+ */
 #include "autoconf.h"
 
-#include <errno.h>
-#include <stdlib.h>
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <jansson.h>
 
+#include "log.h"
+#include "metrics.h"
+#include "mux.h"
 #include "nri.h"
+#include "nri_msg.h"
+#include "server.h"
+#include "strmap.h"
+#include "ttrpc.h"
+#include "xmalloc.h"
+
+/* Named limits (topoawared(8) lists them). */
+#define NRI_PLUGIN_NAME		"topoaware"
+#define NRI_BACKOFF_MIN_MS	100
+#define NRI_REGISTER_TIMEOUT_MS	5000	/* the runtime's own deadline */
+#define NRI_REQUEST_TIMEOUT_MS	2000	/* unless Configure says */
+#define NRI_MAX_OUTPUT		(64U << 20)	/* bytes not yet written */
+#define NRI_MAX_PENDING		64	/* our requests not yet answered */
+#define NRI_UPDATES_PER_REQUEST	1024	/* in one UpdateContainers */
+#define NRI_PUSH_BYTES		(1U << 20)	/* of updates in one request */
+/* Updates in one reply; what does not fit follows in UpdateContainers. */
+#define NRI_REPLY_BYTES		(TTRPC_MAX_DATA - 64 * 1024)
+#define NRI_MAX_SYNC_CONTAINERS	POLICY_MAX_CONTAINERS
+#define NRI_MAX_SYNC_PODS	POLICY_MAX_CONTAINERS
+#define NRI_MAX_SYNC_PARTS	1024	/* messages of one Synchronize */
+#define NRI_READ_MAX		(256 * 1024)	/* bytes read per wakeup */
+
+#define NRI_SERVICE_PLUGIN	"nri.pkg.api.v1alpha1.Plugin"
+#define NRI_SERVICE_RUNTIME	"nri.pkg.api.v1alpha1.Runtime"
+
+#define EV(e)		NRI__PKG__API__V1ALPHA1__EVENT__##e
+#define CONTAINER_STOPPED \
+	NRI__PKG__API__V1ALPHA1__CONTAINER_STATE__CONTAINER_STOPPED
+#define EVENT_BIT(e)	(1 << (EV(e) - 1))
+/*
+ * The events a CPU policy needs, within the 0x7FF every runtime accepts.
+ * Creation carries its pod, so pod creation is not needed; a pod's removal
+ * releases containers the runtime did not stop one by one.
+ */
+#define NRI_EVENTS	(EVENT_BIT(REMOVE_POD_SANDBOX) |		\
+			 EVENT_BIT(CREATE_CONTAINER) |			\
+			 EVENT_BIT(UPDATE_CONTAINER) |			\
+			 EVENT_BIT(STOP_CONTAINER) |			\
+			 EVENT_BIT(REMOVE_CONTAINER))
+
+enum pending_kind {
+	PENDING_REGISTER,
+	PENDING_UPDATE
+};
+
+/* One request of ours on connection 2, until its answer comes. */
+struct pending {
+	TAILQ_ENTRY(pending)	 entry;
+	struct conn		*c;
+	uint32_t		 stream;
+	enum pending_kind	 kind;
+	int			 nupdates;
+	int			 expired;	/* its deadline passed */
+	struct event		*timer;
+};
+TAILQ_HEAD(pendings, pending);
+
+/* One connection to the runtime; a new one after every reconnect. */
+struct conn {
+	struct nri		*n;
+	struct bufferevent	*bev;
+	struct mux		*mux;
+	struct ttrpc_reader	*rd_plugin;	/* the runtime's requests */
+	struct ttrpc_reader	*rd_runtime;	/* answers to ours */
+	struct ttrpc_streams	 srv;
+	struct ttrpc_streams	 cli;
+	struct pendings		 pending;
+	int			 npending;
+	int			 dead;
+	int			 shutdown;	/* close once written out */
+	int			 registered;
+	int			 synchronized;
+	long long		 request_timeout_ms;
+
+	/* A Synchronize split in parts, kept until the last one. */
+	NRI(SynchronizeRequest)	**parts;
+	int			 nparts;
+	size_t			 sync_pods;
+	size_t			 sync_ctrs;
+};
+
+/* Pinnings keyed by container id, later ones replacing earlier ones. */
+struct acc {
+	struct pinning	*v;	/* an entry with a NULL id was dropped */
+	int		 n;
+	struct strmap	*idx;	/* id -> index + 1 */
+};
+
+/* A container the runtime told us of, for RemovePodSandbox. */
+struct ctr {
+	char	*id;
+	char	*pod;
+};
+
+struct nri {
+	struct server	*srv;
+	struct conn	*c;
+	struct event	*ev_retry;
+	struct event	*ev_close;
+	struct event	*ev_flush;
+	int		 backoff_ms;
+	int		 quiet;		/* a connect failure was logged */
+	unsigned	 connects;
+	unsigned long	 failed_updates;
+	char		*error;
+	struct strmap	*ctrs;
+	struct acc	 queue;		/* updates to push */
+};
+
+/* The request being handled. */
+struct call {
+	struct conn	*c;
+	uint32_t	 stream;
+	const char	*method;
+};
+
+static void	conn_fail(struct conn *, const char *, const char *, ...)
+		    __attribute__((__format__(__printf__, 3, 4)));
+static void	nri_connect(struct nri *);
+
+static void
+set_error(struct nri *n, const char *msg)
+{
+	free(n->error);
+	/* Status is JSON: peer bytes must not make it invalid UTF-8. */
+	n->error = msg != NULL ? log_escape(msg, 512) : NULL;
+}
+
+static double
+elapsed(const struct timespec *t0)
+{
+	struct timespec	t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return ((double)(t1.tv_sec - t0->tv_sec) +
+	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e9);
+}
+
+/* Pinnings: our own copies (the policy's helpers are private to it). */
+static void
+pin_copy(struct pinning *dst, const struct pinning *src)
+{
+	free(dst->id);
+	dst->id = src->id != NULL ? xstrdup(src->id) : NULL;
+	dst->pin_cpus = src->pin_cpus;
+	dst->pin_mems = src->pin_mems;
+	dst->shares = src->shares;
+	cpuset_copy(&dst->cpus, &src->cpus);
+	cpuset_copy(&dst->mems, &src->mems);
+}
+
+static void
+pin_clear(struct pinning *p)
+{
+	free(p->id);
+	p->id = NULL;
+	cpuset_clear(&p->cpus);
+	cpuset_clear(&p->mems);
+}
+
+static void
+acc_init(struct acc *a)
+{
+	memset(a, 0, sizeof *a);
+	a->idx = strmap_new();
+}
+
+static void
+acc_clear(struct acc *a)
+{
+	int	i;
+
+	for (i = 0; i < a->n; i++)
+		pin_clear(&a->v[i]);
+	free(a->v);
+	strmap_free(a->idx);
+	memset(a, 0, sizeof *a);
+}
+
+static void
+acc_reset(struct acc *a)
+{
+	acc_clear(a);
+	acc_init(a);
+}
+
+static int
+acc_has(const struct acc *a, const char *id)
+{
+	return (strmap_get(a->idx, id) != NULL);
+}
+
+static void
+acc_merge(struct acc *a, const struct pinning *p, int np)
+{
+	struct pinning	*e;
+	intptr_t	 i;
+	int		 k;
+
+	for (k = 0; k < np; k++) {
+		if (p[k].id == NULL)
+			continue;
+		if ((i = (intptr_t)strmap_get(a->idx, p[k].id)) != 0) {
+			pin_copy(&a->v[i - 1], &p[k]);
+			continue;
+		}
+		a->v = xreallocarray(a->v, (size_t)a->n + 1, sizeof *a->v);
+		e = &a->v[a->n++];
+		memset(e, 0, sizeof *e);
+		cpuset_init(&e->cpus);
+		cpuset_init(&e->mems);
+		pin_copy(e, &p[k]);
+		strmap_put(a->idx, e->id, (void *)(intptr_t)a->n);
+	}
+}
+
+/* A container that is gone needs no update. */
+static void
+acc_drop(struct acc *a, const char *id)
+{
+	intptr_t	i;
+
+	if ((i = (intptr_t)strmap_del(a->idx, id)) != 0)
+		pin_clear(&a->v[i - 1]);
+}
+
+static size_t
+acc_count(const struct acc *a)
+{
+	return (strmap_count(a->idx));
+}
+
+static void
+acc_updates(const struct acc *a, struct nri_updates *us)
+{
+	int	i;
+
+	for (i = 0; i < a->n; i++)
+		if (a->v[i].id != NULL)
+			nri_updates_add(us, &a->v[i]);
+}
+
+static const struct pinning *
+acc_get(const struct acc *a, const char *id)
+{
+	intptr_t	i;
+
+	i = (intptr_t)strmap_get(a->idx, id);
+	return (i != 0 ? &a->v[i - 1] : NULL);
+}
+
+/*
+ * How many of the first updates fit in budget bytes of a message. On
+ * machines with thousands of CPUs a cpuset is kilobytes long, and a
+ * message over 4 MiB would be refused whole.
+ */
+static size_t
+updates_fit(NRI(ContainerUpdate) **v, size_t n, size_t budget)
+{
+	size_t	i, used = 0, sz;
+
+	for (i = 0; i < n; i++) {
+		/* Field tag and length prefix: 6 bytes at most. */
+		sz = protobuf_c_message_get_packed_size(&v[i]->base) + 6;
+		if (used + sz > budget)
+			break;
+		used += sz;
+	}
+	return (i);
+}
+
+/* The containers the runtime told us of, and their pods. */
+static void
+ctr_free(struct ctr *t)
+{
+	if (t == NULL)
+		return;
+	free(t->id);
+	free(t->pod);
+	free(t);
+}
+
+static void
+table_clear(struct nri *n)
+{
+	void	**v;
+	size_t	  i, k;
+
+	v = strmap_values(n->ctrs, &k);
+	for (i = 0; i < k; i++)
+		ctr_free(v[i]);
+	free(v);
+	strmap_free(n->ctrs);
+	n->ctrs = strmap_new();
+}
+
+static void
+table_put(struct nri *n, const char *id, const char *pod)
+{
+	struct ctr	*t;
+
+	t = xcalloc(1, sizeof *t);
+	t->id = xstrdup(id);
+	t->pod = xstrdup(pod != NULL ? pod : "");
+	ctr_free(strmap_get(n->ctrs, id));
+	strmap_put(n->ctrs, id, t);
+}
+
+static void
+table_del(struct nri *n, const char *id)
+{
+	ctr_free(strmap_del(n->ctrs, id));
+}
+
+/* Connections. */
+static void
+pending_free(struct pending *p)
+{
+	if (p->timer != NULL)
+		event_free(p->timer);
+	free(p);
+}
+
+static void
+conn_free(struct conn *c)
+{
+	struct pending	*p;
+	int		 i;
+
+	if (c == NULL)
+		return;
+	while ((p = TAILQ_FIRST(&c->pending)) != NULL) {
+		TAILQ_REMOVE(&c->pending, p, entry);
+		pending_free(p);
+	}
+	for (i = 0; i < c->nparts; i++)
+		protobuf_c_message_free_unpacked(&c->parts[i]->base, NULL);
+	free(c->parts);
+	ttrpc_reader_free(c->rd_plugin);
+	ttrpc_reader_free(c->rd_runtime);
+	mux_free(c->mux);
+	if (c->bev != NULL)
+		bufferevent_free(c->bev);
+	free(c);
+}
+
+/*
+ * Closes the connection from anywhere, callbacks included: it only stops
+ * reading and marks it; close_cb frees it on the next loop pass. kind is
+ * the error counted, NULL for an ordinary end.
+ */
+static void
+conn_fail(struct conn *c, const char *kind, const char *fmt, ...)
+{
+	struct nri	*n = c->n;
+	va_list		 ap;
+	char		*msg;
+
+	if (c->dead)
+		return;
+	c->dead = 1;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	log_warnx("NRI: closing the connection to the runtime: %s",
+	    msg != NULL ? msg : "?");
+	set_error(n, msg);
+	free(msg);
+	metrics_inc("nri_disconnects", NULL, NULL);
+	metrics_inc("nri_events", "event", "disconnect");
+	if (kind != NULL)
+		metrics_inc("errors", "kind", kind);
+	if (c->bev != NULL)
+		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+	event_active(n->ev_close, EV_TIMEOUT, 0);
+}
+
+/* 100 ms, doubling up to the cap; back to 100 ms once synchronized. */
+static void
+schedule_retry(struct nri *n)
+{
+	struct timeval	tv;
+	int		max = n->srv->opts.nri_backoff_max_ms;
+	int		ms;
+
+	ms = n->backoff_ms < max ? n->backoff_ms : max;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(n->ev_retry, &tv);
+	if (n->backoff_ms < max)
+		n->backoff_ms *= 2;
+}
+
+static void
+close_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct nri	*n = arg;
+
+	if (n->c == NULL || !n->c->dead)
+		return;
+	conn_free(n->c);
+	n->c = NULL;
+	/* Changes meanwhile are reconciled at the next Synchronize. */
+	acc_reset(&n->queue);
+	schedule_retry(n);
+}
+
+static void
+retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	nri_connect(arg);
+}
+
+/* Frames one ttrpc message for a logical connection and queues it. */
+static void
+conn_send(struct conn *c, uint32_t id, uint8_t *frame, size_t len)
+{
+	struct evbuffer	*out;
+	uint8_t		*buf;
+	size_t		 blen;
+	int		 rc;
+
+	if (c->dead) {
+		free(frame);
+		return;
+	}
+	rc = mux_pack(id, frame, len, &buf, &blen);
+	free(frame);
+	if (rc != 0) {
+		conn_fail(c, "nri_protocol", "cannot frame a message: %s",
+		    strerror(-rc));
+		return;
+	}
+	rc = bufferevent_write(c->bev, buf, blen);
+	free(buf);
+	if (rc != 0) {
+		conn_fail(c, NULL, "cannot queue %zu bytes", blen);
+		return;
+	}
+	out = bufferevent_get_output(c->bev);
+	if (evbuffer_get_length(out) > NRI_MAX_OUTPUT)
+		conn_fail(c, "nri_timeout", "the runtime does not read: over "
+		    "%u bytes queued", NRI_MAX_OUTPUT);
+}
+
+/* Answers on connection 1; -EMSGSIZE leaves the caller to decide. */
+static int
+reply_msg(struct call *call, const ProtobufCMessage *msg)
+{
+	uint8_t	*f;
+	size_t	 len;
+	int	 rc;
+
+	if ((rc = ttrpc_response_pack(call->stream, msg, &f, &len)) != 0)
+		return (rc);
+	conn_send(call->c, MUX_PLUGIN_CONN, f, len);
+	return (0);
+}
+
+static void reply_error(struct call *, int, const char *, ...)
+    __attribute__((__format__(__printf__, 3, 4)));
+
+static void
+reply_error(struct call *call, int code, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg;
+	uint8_t	*f;
+	size_t	 len;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (ttrpc_error_pack(call->stream, code, msg, &f, &len) == 0)
+		conn_send(call->c, MUX_PLUGIN_CONN, f, len);
+	else
+		conn_fail(call->c, "nri_protocol", "cannot answer %s",
+		    call->method);
+	free(msg);
+}
+
+static void
+reply_ok(struct call *call, const ProtobufCMessage *msg)
+{
+	if (reply_msg(call, msg) != 0)
+		reply_error(call, TTRPC_RESOURCE_EXHAUSTED, "%s: the reply "
+		    "would be over %u bytes", call->method, TTRPC_MAX_DATA);
+}
+
+static void
+pending_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pending	*p = arg;
+	struct nri	*n = p->c->n;
+
+	if (p->kind == PENDING_REGISTER) {
+		conn_fail(p->c, "nri_timeout", "no answer to RegisterPlugin "
+		    "within %d ms", NRI_REGISTER_TIMEOUT_MS);
+		return;
+	}
+	/* Freed when a late answer comes or the connection goes. */
+	p->expired = 1;
+	log_warnx("NRI: no answer to UpdateContainers of %d containers "
+	    "within %lld ms", p->nupdates, p->c->request_timeout_ms);
+	n->failed_updates += (unsigned long)p->nupdates;
+	metrics_inc("nri_update_failures", NULL, NULL);
+	metrics_inc("errors", "kind", "nri_timeout");
+}
+
+/* Sends a request of ours on connection 2 and remembers it. */
+static void
+send_request(struct conn *c, const char *method, const ProtobufCMessage *msg,
+    long long timeout_ms, enum pending_kind kind, int nupdates)
+{
+	struct pending	*p;
+	struct timeval	 tv;
+	uint32_t	 id;
+	uint8_t		*f;
+	size_t		 len;
+	int		 rc;
+
+	if (c->dead)
+		return;
+	if (c->npending >= NRI_MAX_PENDING) {
+		conn_fail(c, "nri_timeout", "the runtime leaves %d requests "
+		    "unanswered", c->npending);
+		return;
+	}
+	if (ttrpc_streams_next(&c->cli, &id) != 0) {
+		conn_fail(c, "nri_protocol", "stream ids used up");
+		return;
+	}
+	rc = ttrpc_request_pack(id, NRI_SERVICE_RUNTIME, method, msg,
+	    timeout_ms * 1000000LL, &f, &len);
+	if (rc != 0) {
+		conn_fail(c, "nri_protocol", "cannot build %s: %s", method,
+		    strerror(-rc));
+		return;
+	}
+	p = xcalloc(1, sizeof *p);
+	p->c = c;
+	p->stream = id;
+	p->kind = kind;
+	p->nupdates = nupdates;
+	p->timer = evtimer_new(bufferevent_get_base(c->bev),
+	    pending_timeout_cb, p);
+	if (p->timer == NULL) {
+		free(p);
+		free(f);
+		conn_fail(c, NULL, "cannot arm a timer");
+		return;
+	}
+	tv.tv_sec = timeout_ms / 1000;
+	tv.tv_usec = (timeout_ms % 1000) * 1000;
+	evtimer_add(p->timer, &tv);
+	TAILQ_INSERT_TAIL(&c->pending, p, entry);
+	c->npending++;
+	conn_send(c, MUX_RUNTIME_CONN, f, len);
+}
+
+static void
+send_register(struct conn *c)
+{
+	NRI(RegisterPluginRequest)	req =
+	    NRI__PKG__API__V1ALPHA1__REGISTER_PLUGIN_REQUEST__INIT;
+	char				idx[16];
+
+	snprintf(idx, sizeof idx, "%02d", c->n->srv->opts.nri_index);
+	req.plugin_name = (char *)NRI_PLUGIN_NAME;
+	req.plugin_idx = idx;
+	send_request(c, "RegisterPlugin", &req.base, NRI_REGISTER_TIMEOUT_MS,
+	    PENDING_REGISTER, 0);
+}
+
+/* Sends what waits in the queue, once the runtime is ready for it. */
+static void
+flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct nri			*n = arg;
+	struct conn			*c = n->c;
+	struct nri_updates		 us;
+	NRI(UpdateContainersRequest)	 req =
+	    NRI__PKG__API__V1ALPHA1__UPDATE_CONTAINERS_REQUEST__INIT;
+	size_t				 off, k;
+
+	if (c == NULL || c->dead) {
+		acc_reset(&n->queue);
+		return;
+	}
+	if (!c->registered || !c->synchronized || acc_count(&n->queue) == 0)
+		return;
+	nri_updates_init(&us);
+	acc_updates(&n->queue, &us);
+	acc_reset(&n->queue);
+	for (off = 0; off < us.n && !c->dead; off += k) {
+		k = us.n - off;
+		if (k > NRI_UPDATES_PER_REQUEST)
+			k = NRI_UPDATES_PER_REQUEST;
+		if ((k = updates_fit(us.v + off, k, NRI_PUSH_BYTES)) == 0)
+			k = 1;
+		req.n_update = k;
+		req.update = us.v + off;
+		log_debug("NRI: pushing updates of %zu containers", k);
+		send_request(c, "UpdateContainers", &req.base,
+		    c->request_timeout_ms, PENDING_UPDATE, (int)k);
+	}
+	nri_updates_clear(&us);
+}
+
+static void
+update_answered(struct conn *c, struct pending *p, Ttrpc__Response *resp)
+{
+	NRI(UpdateContainersResponse)	*r;
+	ProtobufCMessage		*m;
+	struct nri			*n = c->n;
+	char				*cause = NULL;
+	size_t				 i;
+	int				 code;
+
+	if ((code = ttrpc_response_code(resp)) != TTRPC_OK) {
+		log_warnx("NRI: the runtime failed UpdateContainers of %d "
+		    "containers: %s: %s", p->nupdates, ttrpc_code_name(code),
+		    resp->status->message);
+		n->failed_updates += (unsigned long)p->nupdates;
+		metrics_inc("nri_update_failures", NULL, NULL);
+		metrics_inc("errors", "kind", "nri_update");
+		return;
+	}
+	if (ttrpc_payload_unpack(
+	    &nri__pkg__api__v1alpha1__update_containers_response__descriptor,
+	    &resp->payload, &m, &cause) != 0) {
+		conn_fail(c, "nri_protocol", "UpdateContainers answer: %s",
+		    cause);
+		free(cause);
+		return;
+	}
+	r = (NRI(UpdateContainersResponse) *)m;
+	for (i = 0; i < r->n_failed; i++) {
+		log_warnx("NRI: the runtime could not update container %s",
+		    r->failed[i]->container_id);
+		n->failed_updates++;
+		metrics_inc("nri_update_failures", NULL, NULL);
+		metrics_inc("errors", "kind", "nri_update");
+	}
+	protobuf_c_message_free_unpacked(m, NULL);
+}
+
+/* Connection 2: answers to RegisterPlugin and UpdateContainers. */
+static int
+runtime_frame(const struct ttrpc_frame *f, void *arg)
+{
+	struct conn	*c = arg;
+	struct pending	*p;
+	Ttrpc__Response	*resp;
+	char		*cause = NULL;
+	int		 code;
+
+	if (c->dead)
+		return (-ECONNABORTED);
+	if (f->type != TTRPC_RESPONSE) {
+		log_debug("NRI: ignoring a frame of type %u on connection 2",
+		    f->type);
+		return (0);
+	}
+	TAILQ_FOREACH(p, &c->pending, entry)
+		if (p->stream == f->stream)
+			break;
+	if (p == NULL) {
+		log_debug("NRI: an answer to no request of ours (stream %u)",
+		    f->stream);
+		return (0);
+	}
+	TAILQ_REMOVE(&c->pending, p, entry);
+	c->npending--;
+	if (ttrpc_response_unpack(f, &resp, &cause) != 0) {
+		conn_fail(c, "nri_protocol", "%s", cause);
+		free(cause);
+		pending_free(p);
+		return (-EBADMSG);
+	}
+	switch (p->kind) {
+	case PENDING_REGISTER:
+		if ((code = ttrpc_response_code(resp)) != TTRPC_OK) {
+			conn_fail(c, "nri_connect", "the runtime refused to "
+			    "register us: %s: %s", ttrpc_code_name(code),
+			    resp->status->message);
+			break;
+		}
+		c->registered = 1;
+		log_info("NRI: registered as %s, index %02d", NRI_PLUGIN_NAME,
+		    c->n->srv->opts.nri_index);
+		break;
+	case PENDING_UPDATE:
+		if (p->expired)
+			log_debug("NRI: a late answer to UpdateContainers");
+		else
+			update_answered(c, p, resp);
+		break;
+	}
+	ttrpc__response__free_unpacked(resp, NULL);
+	pending_free(p);
+	if (c->dead)
+		return (-ECONNABORTED);
+	if (acc_count(&c->n->queue) > 0)
+		event_active(c->n->ev_flush, EV_TIMEOUT, 0);
+	return (0);
+}
+
+/*
+ * Releases one container; the updates of others go to *a (the reply or
+ * the queue, whichever the event allows).
+ */
+static void
+release(struct nri *n, const char *id, struct acc *a)
+{
+	struct policy_effects	 fx;
+	char			*cause = NULL;
+
+	table_del(n, id);
+	acc_drop(a, id);
+	if (policy_pinning(n->srv->policy, id) == NULL)
+		return;
+	policy_effects_init(&fx);
+	if (server_remove(n->srv, id, &fx, &cause) != 0) {
+		log_warnx("NRI: container %s: %s", id, cause);
+		free(cause);
+	} else
+		acc_merge(a, fx.updates, fx.nupdates);
+	policy_effects_clear(&fx);
+}
+
+static int
+str_cmp(const void *a, const void *b)
+{
+	return (strcmp(*(char *const *)a, *(char *const *)b));
+}
+
+static void
+release_pod(struct nri *n, const char *pod, struct acc *a)
+{
+	struct ctr	**v;
+	char		**ids;
+	size_t		  i, k, m = 0;
+
+	if (pod == NULL || *pod == '\0')
+		return;
+	v = (struct ctr **)strmap_values(n->ctrs, &k);
+	ids = xcalloc(k + 1, sizeof *ids);
+	for (i = 0; i < k; i++)
+		if (strcmp(v[i]->pod, pod) == 0)
+			ids[m++] = xstrdup(v[i]->id);
+	free(v);
+	qsort(ids, m, sizeof *ids, str_cmp);
+	for (i = 0; i < m; i++) {
+		release(n, ids[i], a);
+		free(ids[i]);
+	}
+	free(ids);
+}
+
+/* For replies that cannot carry updates: they are pushed after. */
+static void
+push_acc(struct nri *n, const struct acc *a)
+{
+	int	i;
+
+	for (i = 0; i < a->n; i++)
+		if (a->v[i].id != NULL)
+			nri_push_updates(n, &a->v[i], 1);
+}
+
+/*
+ * Sends resp (its other fields set) with its update list filled from a,
+ * as far as one message holds them; the rest is pushed after the reply.
+ */
+static void
+reply_updates(struct call *call, ProtobufCMessage *resp, size_t *n_update,
+    NRI(ContainerUpdate) ***update, const struct acc *a)
+{
+	struct nri_updates	us;
+	size_t			fixed, i, k = 0;
+
+	nri_updates_init(&us);
+	acc_updates(a, &us);
+	fixed = protobuf_c_message_get_packed_size(resp);
+	if (fixed < NRI_REPLY_BYTES)
+		k = updates_fit(us.v, us.n, NRI_REPLY_BYTES - fixed);
+	*n_update = k;
+	*update = us.v;
+	reply_ok(call, resp);
+	*n_update = 0;
+	*update = NULL;
+	if (k < us.n)
+		log_info("NRI: %zu updates do not fit the %s reply; they "
+		    "follow in UpdateContainers", us.n - k, call->method);
+	for (i = k; i < us.n; i++)
+		nri_push_updates(call->c->n,
+		    acc_get(a, us.v[i]->container_id), 1);
+	nri_updates_clear(&us);
+}
+
+/* The runtime's requests, one handler each; each answers exactly once. */
+static void
+h_configure(struct call *call, ProtobufCMessage **msg)
+{
+	NRI(ConfigureRequest)	*req = (NRI(ConfigureRequest) *)*msg;
+	NRI(ConfigureResponse)	 resp =
+	    NRI__PKG__API__V1ALPHA1__CONFIGURE_RESPONSE__INIT;
+
+	log_info("NRI: configured by %s %s (NRI %s), request timeout %lld ms",
+	    *req->runtime_name ? req->runtime_name : "a runtime",
+	    req->runtime_version, *req->nri_version ? req->nri_version : "?",
+	    (long long)req->request_timeout);
+	if (req->request_timeout > 0 && req->request_timeout < 3600000)
+		call->c->request_timeout_ms = req->request_timeout;
+	resp.events = NRI_EVENTS;
+	reply_ok(call, &resp.base);
+}
+
+static void
+sync_reset(struct conn *c)
+{
+	int	i;
+
+	for (i = 0; i < c->nparts; i++)
+		protobuf_c_message_free_unpacked(&c->parts[i]->base, NULL);
+	free(c->parts);
+	c->parts = NULL;
+	c->nparts = 0;
+	c->sync_pods = c->sync_ctrs = 0;
+}
+
+static int
+pod_cmp(const void *a, const void *b)
+{
+	return (strcmp((*(NRI(PodSandbox) *const *)a)->id,
+	    (*(NRI(PodSandbox) *const *)b)->id));
+}
+
+static NRI(PodSandbox) *
+pod_find(NRI(PodSandbox) **pods, size_t n, const char *id)
+{
+	NRI(PodSandbox)	 key, *kp = &key, **found;
+
+	key.id = (char *)id;
+	found = bsearch(&kp, pods, n, sizeof *pods, pod_cmp);
+	return (found != NULL ? *found : NULL);
+}
+
+/* The last part of a Synchronize: the whole list goes to the policy. */
+static void
+sync_finish(struct call *call)
+{
+	struct conn			*c = call->c;
+	struct nri			*n = c->n;
+	NRI(SynchronizeResponse)	 resp =
+	    NRI__PKG__API__V1ALPHA1__SYNCHRONIZE_RESPONSE__INIT;
+	NRI(PodSandbox)			**pods;
+	NRI(Container)			**ctrs, *ct;
+	struct nri_spec			*specs;
+	struct container_spec		*cs;
+	struct policy_effects		 fx;
+	struct acc			 a;
+	const struct pinning		*p;
+	struct strmap			*seen;
+	char				*cause = NULL;
+	size_t				 i, j, np = 0, k = 0;
+	int				 rc;
+
+	pods = xcalloc(c->sync_pods + 1, sizeof *pods);
+	ctrs = xcalloc(c->sync_ctrs + 1, sizeof *ctrs);
+	specs = xcalloc(c->sync_ctrs + 1, sizeof *specs);
+	cs = xcalloc(c->sync_ctrs + 1, sizeof *cs);
+	for (i = 0; i < (size_t)c->nparts; i++)
+		for (j = 0; j < c->parts[i]->n_pods; j++)
+			if (c->parts[i]->pods[j] != NULL)
+				pods[np++] = c->parts[i]->pods[j];
+	qsort(pods, np, sizeof *pods, pod_cmp);
+
+	seen = strmap_new();
+	for (i = 0; i < (size_t)c->nparts; i++) {
+		for (j = 0; j < c->parts[i]->n_containers; j++) {
+			ct = c->parts[i]->containers[j];
+			/* A stopped container holds no CPUs. */
+			if (ct == NULL || *ct->id == '\0' ||
+			    ct->state == CONTAINER_STOPPED)
+				continue;
+			if (strmap_get(seen, ct->id) != NULL) {
+				log_debug("NRI: container %s listed twice",
+				    ct->id);
+				continue;
+			}
+			strmap_put(seen, ct->id, ct);
+			nri_spec_init(&specs[k],
+			    pod_find(pods, np, ct->pod_sandbox_id), ct);
+			cs[k] = specs[k].spec;
+			ctrs[k] = ct;
+			k++;
+		}
+	}
+	strmap_free(seen);
+
+	policy_effects_init(&fx);
+	acc_init(&a);
+	if ((rc = server_sync(n->srv, cs, (int)k, &fx, &cause)) != 0) {
+		log_warnx("NRI: synchronization refused: %s", cause);
+		set_error(n, cause);
+		reply_error(call, TTRPC_UNKNOWN, "%s", cause);
+		free(cause);
+		goto out;
+	}
+	/*
+	 * Besides what the policy changed, every container whose cpuset or
+	 * mems the runtime reports otherwise than we pin it: an update lost
+	 * while we were away, or one made while we were not running.
+	 */
+	acc_merge(&a, fx.updates, fx.nupdates);
+	for (i = 0; i < k; i++) {
+		if (acc_has(&a, cs[i].id) ||
+		    (p = policy_pinning(n->srv->policy, cs[i].id)) == NULL)
+			continue;
+		if (nri_msg_differs(ctrs[i], p))
+			acc_merge(&a, p, 1);
+	}
+	c->synchronized = 1;
+	/* What was queued before is in a now, as far as it matters. */
+	acc_reset(&n->queue);
+	reply_updates(call, &resp.base, &resp.n_update, &resp.update, &a);
+
+	table_clear(n);
+	for (i = 0; i < k; i++)
+		table_put(n, cs[i].id, cs[i].pod);
+	n->backoff_ms = NRI_BACKOFF_MIN_MS;
+	set_error(n, NULL);
+	metrics_inc("nri_syncs", NULL, NULL);
+	log_info("NRI: synchronized: %zu pods, %zu containers, %zu updated "
+	    "(%d parts)", np, k, acc_count(&a), c->nparts);
+out:
+	acc_clear(&a);
+	policy_effects_clear(&fx);
+	for (i = 0; i < k; i++)
+		nri_spec_clear(&specs[i]);
+	free(specs);
+	free(cs);
+	free(ctrs);
+	free(pods);
+}
+
+static void
+h_synchronize(struct call *call, ProtobufCMessage **msg)
+{
+	struct conn			*c = call->c;
+	NRI(SynchronizeRequest)		*req = (NRI(SynchronizeRequest) *)*msg;
+	NRI(SynchronizeResponse)	 resp =
+	    NRI__PKG__API__V1ALPHA1__SYNCHRONIZE_RESPONSE__INIT;
+
+	if (c->nparts == 0)
+		c->synchronized = 0;
+	c->sync_pods += req->n_pods;
+	c->sync_ctrs += req->n_containers;
+	if (c->sync_pods > NRI_MAX_SYNC_PODS ||
+	    c->sync_ctrs > NRI_MAX_SYNC_CONTAINERS ||
+	    c->nparts >= NRI_MAX_SYNC_PARTS) {
+		reply_error(call, TTRPC_RESOURCE_EXHAUSTED, "Synchronize: more "
+		    "than %d pods or containers, or %d parts",
+		    NRI_MAX_SYNC_CONTAINERS, NRI_MAX_SYNC_PARTS);
+		sync_reset(c);
+		return;
+	}
+	/* Kept whole until the last part: the specs point into it. */
+	c->parts = xreallocarray(c->parts, (size_t)c->nparts + 1,
+	    sizeof *c->parts);
+	c->parts[c->nparts++] = req;
+	*msg = NULL;
+	if (req->more) {
+		/* The runtime insists: more echoed, no updates. */
+		resp.more = 1;
+		reply_ok(call, &resp.base);
+		return;
+	}
+	sync_finish(call);
+	sync_reset(c);
+}
+
+static void
+h_shutdown(struct call *call, ProtobufCMessage **msg)
+{
+	NRI(Empty)	resp = NRI__PKG__API__V1ALPHA1__EMPTY__INIT;
+
+	log_info("NRI: the runtime asks us to shut down; reconnecting later");
+	reply_ok(call, &resp.base);
+	call->c->shutdown = 1;
+}
+
+static int
+need_container(struct call *call, const NRI(Container) *ct)
+{
+	if (ct == NULL || *ct->id == '\0') {
+		reply_error(call, TTRPC_INVALID_ARGUMENT, "%s: no container",
+		    call->method);
+		return (0);
+	}
+	return (1);
+}
+
+static void
+h_create(struct call *call, ProtobufCMessage **msg)
+{
+	NRI(CreateContainerRequest)	*req =
+	    (NRI(CreateContainerRequest) *)*msg;
+	NRI(CreateContainerResponse)	 resp =
+	    NRI__PKG__API__V1ALPHA1__CREATE_CONTAINER_RESPONSE__INIT;
+	struct nri			*n = call->c->n;
+	struct nri_spec			 ns;
+	struct nri_adjust		 adj;
+	struct policy_effects		 fx;
+	struct acc			 a;
+	char				*cause = NULL;
+
+	if (!need_container(call, req->container))
+		return;
+	nri_spec_init(&ns, req->pod, req->container);
+	policy_effects_init(&fx);
+	if (server_create(n->srv, &ns.spec, &fx, &cause) != 0) {
+		log_warnx("NRI: container %s refused: %s", ns.spec.id, cause);
+		reply_error(call, TTRPC_UNKNOWN, "%s", cause);
+		free(cause);
+		goto out;
+	}
+	table_put(n, ns.spec.id, ns.spec.pod);
+	memset(&adj, 0, sizeof adj);
+	if (fx.self.id != NULL && nri_adjust_init(&adj, &fx.self))
+		resp.adjust = &adj.adj;
+	acc_init(&a);
+	acc_merge(&a, fx.updates, fx.nupdates);
+	reply_updates(call, &resp.base, &resp.n_update, &resp.update, &a);
+	acc_clear(&a);
+	nri_adjust_clear(&adj);
+out:
+	policy_effects_clear(&fx);
+	nri_spec_clear(&ns);
+}
+
+static void
+h_update(struct call *call, ProtobufCMessage **msg)
+{
+	NRI(UpdateContainerRequest)	*req =
+	    (NRI(UpdateContainerRequest) *)*msg;
+	NRI(UpdateContainerResponse)	 resp =
+	    NRI__PKG__API__V1ALPHA1__UPDATE_CONTAINER_RESPONSE__INIT;
+	const NRI(LinuxResources)	*res;
+	struct nri			*n = call->c->n;
+	struct policy_effects		 fx;
+	struct acc			 a;
+	enum qos_class			 qos;
+	long long			 request, limit;
+	char				*cause = NULL;
+
+	if (!need_container(call, req->container))
+		return;
+	if (policy_pinning(n->srv->policy, req->container->id) == NULL) {
+		log_debug("NRI: update of container %s, not ours",
+		    req->container->id);
+		reply_ok(call, &resp.base);
+		return;
+	}
+	res = req->linux_resources != NULL ? req->linux_resources :
+	    nri_msg_resources(req->container);
+	qos = nri_msg_qos(req->pod, req->container, res);
+	nri_msg_cpu(res, qos, &request, &limit);
+	policy_effects_init(&fx);
+	if (server_update(n->srv, req->container->id, request, limit, &fx,
+	    &cause) != 0) {
+		log_warnx("NRI: update of container %s refused: %s",
+		    req->container->id, cause);
+		reply_error(call, TTRPC_UNKNOWN, "%s", cause);
+		free(cause);
+		policy_effects_clear(&fx);
+		return;
+	}
+	/* Its own new pinning first: the reply is how it gets it. */
+	acc_init(&a);
+	if (fx.self.id != NULL)
+		acc_merge(&a, &fx.self, 1);
+	acc_merge(&a, fx.updates, fx.nupdates);
+	reply_updates(call, &resp.base, &resp.n_update, &resp.update, &a);
+	acc_clear(&a);
+	policy_effects_clear(&fx);
+}
+
+static void
+h_stop(struct call *call, ProtobufCMessage **msg)
+{
+	NRI(StopContainerRequest)	*req =
+	    (NRI(StopContainerRequest) *)*msg;
+	NRI(StopContainerResponse)	 resp =
+	    NRI__PKG__API__V1ALPHA1__STOP_CONTAINER_RESPONSE__INIT;
+	struct acc			 a;
+
+	if (!need_container(call, req->container))
+		return;
+	acc_init(&a);
+	release(call->c->n, req->container->id, &a);
+	reply_updates(call, &resp.base, &resp.n_update, &resp.update, &a);
+	acc_clear(&a);
+}
+
+static void
+h_remove(struct call *call, ProtobufCMessage **msg)
+{
+	NRI(RemoveContainerRequest)	*req =
+	    (NRI(RemoveContainerRequest) *)*msg;
+	NRI(RemoveContainerResponse)	 resp =
+	    NRI__PKG__API__V1ALPHA1__REMOVE_CONTAINER_RESPONSE__INIT;
+	struct acc			 a;
+
+	if (!need_container(call, req->container))
+		return;
+	acc_init(&a);
+	release(call->c->n, req->container->id, &a);
+	reply_ok(call, &resp.base);
+	push_acc(call->c->n, &a);
+	acc_clear(&a);
+}
+
+static void
+h_remove_pod(struct call *call, ProtobufCMessage **msg)
+{
+	NRI(RemovePodSandboxRequest)	*req =
+	    (NRI(RemovePodSandboxRequest) *)*msg;
+	NRI(RemovePodSandboxResponse)	 resp =
+	    NRI__PKG__API__V1ALPHA1__REMOVE_POD_SANDBOX_RESPONSE__INIT;
+	struct acc			 a;
+
+	acc_init(&a);
+	if (req->pod != NULL)
+		release_pod(call->c->n, req->pod->id, &a);
+	reply_ok(call, &resp.base);
+	push_acc(call->c->n, &a);
+	acc_clear(&a);
+}
+
+/* Runtimes before NRI v0.12 send most events this way. */
+static void
+h_state_change(struct call *call, ProtobufCMessage **msg)
+{
+	NRI(StateChangeEvent)	*ev = (NRI(StateChangeEvent) *)*msg;
+	NRI(Empty)		 resp = NRI__PKG__API__V1ALPHA1__EMPTY__INIT;
+	struct nri		*n = call->c->n;
+	struct acc		 a;
+
+	acc_init(&a);
+	switch (ev->event) {
+	case EV(STOP_CONTAINER):
+	case EV(REMOVE_CONTAINER):
+		if (ev->container != NULL && *ev->container->id != '\0')
+			release(n, ev->container->id, &a);
+		break;
+	case EV(REMOVE_POD_SANDBOX):
+		if (ev->pod != NULL)
+			release_pod(n, ev->pod->id, &a);
+		break;
+	default:
+		log_debug("NRI: state change %d ignored", (int)ev->event);
+		break;
+	}
+	reply_ok(call, &resp.base);
+	push_acc(n, &a);
+	acc_clear(&a);
+}
+
+struct method {
+	const char				*name;
+	const char				*word;	/* metrics label */
+	const ProtobufCMessageDescriptor	*desc;
+	void	(*fn)(struct call *, ProtobufCMessage **);
+};
+
+static const struct method methods[] = {
+	{ "Configure", "configure",
+	  &nri__pkg__api__v1alpha1__configure_request__descriptor,
+	  h_configure },
+	{ "Synchronize", "synchronize",
+	  &nri__pkg__api__v1alpha1__synchronize_request__descriptor,
+	  h_synchronize },
+	{ "Shutdown", "shutdown",
+	  &nri__pkg__api__v1alpha1__empty__descriptor,
+	  h_shutdown },
+	{ "CreateContainer", "create_container",
+	  &nri__pkg__api__v1alpha1__create_container_request__descriptor,
+	  h_create },
+	{ "UpdateContainer", "update_container",
+	  &nri__pkg__api__v1alpha1__update_container_request__descriptor,
+	  h_update },
+	{ "StopContainer", "stop_container",
+	  &nri__pkg__api__v1alpha1__stop_container_request__descriptor,
+	  h_stop },
+	{ "RemoveContainer", "remove_container",
+	  &nri__pkg__api__v1alpha1__remove_container_request__descriptor,
+	  h_remove },
+	{ "RemovePodSandbox", "remove_pod_sandbox",
+	  &nri__pkg__api__v1alpha1__remove_pod_sandbox_request__descriptor,
+	  h_remove_pod },
+	{ "StateChange", "state_change",
+	  &nri__pkg__api__v1alpha1__state_change_event__descriptor,
+	  h_state_change },
+};
+
+static void
+handle_request(struct conn *c, uint32_t stream, const Ttrpc__Request *req)
+{
+	const struct method	*m = NULL;
+	struct call		 call;
+	struct timespec		 t0;
+	ProtobufCMessage	*msg = NULL;
+	char			*cause = NULL;
+	size_t			 i;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	call.c = c;
+	call.stream = stream;
+	call.method = req->method;
+	if (strcmp(req->service, NRI_SERVICE_PLUGIN) == 0) {
+		for (i = 0; i < sizeof methods / sizeof methods[0]; i++)
+			if (strcmp(req->method, methods[i].name) == 0) {
+				m = &methods[i];
+				break;
+			}
+	}
+	if (m == NULL) {
+		/* A v0.12 runtime falls back to StateChange on this. */
+		metrics_inc("nri_events", "event", "unimplemented");
+		log_debug("NRI: %s/%s is not implemented", req->service,
+		    req->method);
+		reply_error(&call, TTRPC_UNIMPLEMENTED, "%s/%s not implemented",
+		    req->service, req->method);
+		goto out;
+	}
+	metrics_inc("nri_events", "event", m->word);
+	if (ttrpc_payload_unpack(m->desc, &req->payload, &msg, &cause) != 0) {
+		conn_fail(c, "nri_protocol", "%s: %s", m->name, cause);
+		free(cause);
+		return;
+	}
+	m->fn(&call, &msg);
+	if (msg != NULL)
+		protobuf_c_message_free_unpacked(msg, NULL);
+out:
+	metrics_observe("nri_request", elapsed(&t0));
+}
+
+/* Connection 1: the runtime's requests. */
+static int
+plugin_frame(const struct ttrpc_frame *f, void *arg)
+{
+	struct conn	*c = arg;
+	struct call	 call;
+	Ttrpc__Request	*req;
+	char		*why = NULL, *cause = NULL;
+	int		 code;
+
+	if (c->dead)
+		return (-ECONNABORTED);
+	switch (ttrpc_server_check(&c->srv, f, &code, &why)) {
+	case TTRPC_IGNORE:
+		log_debug("NRI: ignoring a frame of type %u on connection 1",
+		    f->type);
+		return (0);
+	case TTRPC_REJECT:
+		if (f->oversize) {
+			/* The runtime never sends this: it is not one. */
+			conn_fail(c, "nri_protocol", "%s", why);
+			free(why);
+			return (-EMSGSIZE);
+		}
+		call.c = c;
+		call.stream = f->stream;
+		call.method = "?";
+		reply_error(&call, code, "%s", why);
+		free(why);
+		return (c->dead ? -ECONNABORTED : 0);
+	case TTRPC_HANDLE:
+		break;
+	}
+	if (ttrpc_request_unpack(f, &req, &cause) != 0) {
+		conn_fail(c, "nri_protocol", "%s", cause);
+		free(cause);
+		return (-EBADMSG);
+	}
+	handle_request(c, f->stream, req);
+	ttrpc__request__free_unpacked(req, NULL);
+	return (c->dead ? -ECONNABORTED : 0);
+}
+
+static int
+mux_data(uint32_t id, const uint8_t *p, size_t len, void *arg)
+{
+	struct conn		*c = arg;
+	struct ttrpc_reader	*rd;
+	char			*cause = NULL;
+	int			 rc;
+
+	if (c->dead)
+		return (-ECONNABORTED);
+	rd = id == MUX_PLUGIN_CONN ? c->rd_plugin : c->rd_runtime;
+	if ((rc = ttrpc_reader_feed(rd, p, len, &cause)) != 0) {
+		conn_fail(c, "nri_protocol", "connection %u: %s", id,
+		    cause != NULL ? cause : strerror(-rc));
+		free(cause);
+	}
+	return (rc);
+}
+
+static void
+mux_error(uint32_t id, int error, const char *cause, void *arg)
+{
+	conn_fail(arg, "nri_protocol", "%s", cause);
+}
+
+static void
+read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn		*c = arg;
+	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct evbuffer_iovec	 v[8];
+	char			*cause = NULL;
+	size_t			 done;
+	int			 i, k;
+
+	while (!c->dead && evbuffer_get_length(in) > 0) {
+		k = evbuffer_peek(in, -1, NULL, v, 8);
+		if (k > 8)
+			k = 8;
+		for (i = 0, done = 0; i < k && !c->dead; i++) {
+			if (mux_feed(c->mux, v[i].iov_base, v[i].iov_len,
+			    &cause) != 0) {
+				conn_fail(c, "nri_protocol", "%s",
+				    cause != NULL ? cause : "bad trunk frame");
+				free(cause);
+				break;
+			}
+			done += v[i].iov_len;
+		}
+		evbuffer_drain(in, c->dead ? evbuffer_get_length(in) : done);
+	}
+}
+
+static void
+write_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn	*c = arg;
+
+	if (c->shutdown && evbuffer_get_length(bufferevent_get_output(bev)) ==
+	    0)
+		conn_fail(c, NULL, "the runtime asked us to shut down");
+}
+
+static void
+event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn	*c = arg;
+	int		 err = EVUTIL_SOCKET_ERROR();
+
+	if (what & BEV_EVENT_EOF) {
+		if (mux_pending(c->mux) != 0)
+			conn_fail(c, NULL, "the runtime closed the connection "
+			    "in the middle of a frame");
+		else
+			conn_fail(c, NULL, "the runtime closed the connection");
+	} else if (what & BEV_EVENT_ERROR)
+		conn_fail(c, NULL, "%s", evutil_socket_error_to_string(err));
+}
+
+static struct conn *
+conn_new(struct nri *n, int fd)
+{
+	struct mux_cb	 cb = { mux_data, mux_error };
+	struct conn	*c;
+
+	c = xcalloc(1, sizeof *c);
+	c->n = n;
+	TAILQ_INIT(&c->pending);
+	c->request_timeout_ms = NRI_REQUEST_TIMEOUT_MS;
+	ttrpc_streams_init(&c->srv);
+	ttrpc_streams_init(&c->cli);
+	c->bev = bufferevent_socket_new(n->srv->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL) {
+		close(fd);
+		free(c);
+		return (NULL);
+	}
+	c->mux = mux_new(&cb, c);
+	c->rd_plugin = ttrpc_reader_new(plugin_frame, c);
+	c->rd_runtime = ttrpc_reader_new(runtime_frame, c);
+	if (mux_open(c->mux, MUX_PLUGIN_CONN) != 0 ||
+	    mux_open(c->mux, MUX_RUNTIME_CONN) != 0) {
+		conn_free(c);
+		return (NULL);
+	}
+	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
+	bufferevent_set_max_single_read(c->bev, NRI_READ_MAX);
+	if (bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0) {
+		conn_free(c);
+		return (NULL);
+	}
+	return (c);
+}
+
+static void
+nri_connect(struct nri *n)
+{
+	const char		*path = n->srv->opts.nri_socket;
+	struct sockaddr_un	 sun;
+	char			*msg;
+	int			 fd, err;
+
+	if (n->c != NULL)
+		return;
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if ((size_t)snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path) >=
+	    sizeof sun.sun_path) {
+		err = ENAMETOOLONG;
+		goto fail;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		err = errno;
+		goto fail;
+	}
+	/* A unix socket connects at once or not at all (EAGAIN: retry). */
+	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+		err = errno;
+		close(fd);
+		goto fail;
+	}
+	if ((n->c = conn_new(n, fd)) == NULL) {
+		err = ENOMEM;
+		goto fail;
+	}
+	n->connects++;
+	n->quiet = 0;
+	log_info("NRI: connected to %s", path);
+	metrics_inc("nri_connects", NULL, NULL);
+	metrics_inc("nri_events", "event", "connect");
+	send_register(n->c);
+	return;
+fail:
+	xasprintf(&msg, "cannot connect to %s: %s", path, strerror(err));
+	if (!n->quiet)
+		log_warnx("NRI: %s; retrying with backoff", msg);
+	else
+		log_debug("NRI: %s", msg);
+	n->quiet = 1;
+	metrics_inc("errors", "kind", "nri_connect");
+	set_error(n, msg);
+	free(msg);
+	schedule_retry(n);
+}
 
 int
 nri_new(struct server *srv, struct nri **out, char **cause)
 {
-	*out = NULL;
+	struct nri	*n;
+
+	n = xcalloc(1, sizeof *n);
+	n->srv = srv;
+	n->backoff_ms = NRI_BACKOFF_MIN_MS;
+	n->ctrs = strmap_new();
+	acc_init(&n->queue);
+	n->ev_retry = evtimer_new(srv->base, retry_cb, n);
+	n->ev_close = event_new(srv->base, -1, 0, close_cb, n);
+	n->ev_flush = event_new(srv->base, -1, 0, flush_cb, n);
+	if (n->ev_retry == NULL || n->ev_close == NULL || n->ev_flush == NULL) {
+		nri_free(n);
+		xasprintf(cause, "NRI: cannot create events");
+		return (-ENOMEM);
+	}
+	*out = n;
+	/* Never fails for an absent runtime: it is retried. */
+	nri_connect(n);
 	return (0);
 }
 
 void
 nri_free(struct nri *n)
 {
+	if (n == NULL)
+		return;
+	conn_free(n->c);
+	if (n->ev_retry != NULL)
+		event_free(n->ev_retry);
+	if (n->ev_close != NULL)
+		event_free(n->ev_close);
+	if (n->ev_flush != NULL)
+		event_free(n->ev_flush);
+	acc_clear(&n->queue);
+	table_clear(n);
+	strmap_free(n->ctrs);
+	free(n->error);
+	free(n);
 }
 
 int
 nri_connected(const struct nri *n)
 {
-	return (0);
+	return (n != NULL && n->c != NULL && !n->c->dead);
 }
 
 int
 nri_synchronized(const struct nri *n)
 {
-	return (0);
+	return (nri_connected(n) && n->c->synchronized);
 }
 
 void
 nri_push_updates(struct nri *n, const struct pinning *p, int np)
 {
+	if (n == NULL || np <= 0)
+		return;
+	if (!nri_connected(n)) {
+		log_debug("NRI: not connected; %d updates wait for the next "
+		    "Synchronize", np);
+		return;
+	}
+	acc_merge(&n->queue, p, np);
+	/* Runs after the callback that pushed, and after its reply. */
+	event_active(n->ev_flush, EV_TIMEOUT, 0);
 }
 
 json_t *
 nri_status(const struct nri *n)
 {
-	return (json_pack("{s:b, s:s}", "connected", 0, "error",
-	    "the NRI plugin is not implemented yet"));
+	int	up = nri_connected(n);
+
+	return (json_pack("{s:b, s:b, s:b, s:o, s:s, s:i, s:I}",
+	    "connected", up,
+	    "registered", up && n->c->registered,
+	    "synchronized", up && n->c->synchronized,
+	    "error", n->error != NULL ? json_string(n->error) : json_null(),
+	    "socket", n->srv->opts.nri_socket,
+	    "connects", (int)n->connects,
+	    "failedUpdates", (json_int_t)n->failed_updates));
 }

@@ -151,7 +151,8 @@ server_init(struct server *srv, const struct server_opts *o, char **cause)
 	    (rc = statefile_check_dir(o->state_dir, cause)) != 0 ||
 	    (rc = restore_state(srv, cause)) != 0)
 		return (rc);
-	if (!o->foreground || o->verbosity == 0)
+	/* -v on the command line wins over log.level. */
+	if (o->verbosity == 0)
 		log_set_level(srv->cfg->log_level);
 	return (0);
 }
@@ -485,6 +486,7 @@ server_reload(struct server *srv, const char *why, char **cause)
 		log_warnx("reload (%s) refused, generation %u stays: %s", why,
 		    srv->generation, err);
 		metrics_inc("reloads", "result", "refused");
+		server_set_error(srv, "reload (%s) refused: %s", why, err);
 		reload_done(srv, 0, err);
 		*cause = err;
 		config_free(cfg);
@@ -495,7 +497,8 @@ server_reload(struct server *srv, const char *why, char **cause)
 	config_free(srv->cfg);
 	srv->cfg = cfg;
 	srv->generation++;
-	log_set_level(cfg->log_level);
+	if (srv->opts.verbosity == 0)
+		log_set_level(cfg->log_level);
 	reload_done(srv, 1, NULL);
 	if ((rc = commit(srv, &fx, "reload", &err)) != 0) {
 		log_warnx("%s", err);

@@ -370,14 +370,15 @@ Test(cpualloc, cpus_outside_the_machine)
  * (0-1, 2-3, ...), else thread k of core c is c + k * (all cores).
  */
 struct synth {
-	int	 packages;
-	int	 cores;		/* per package */
-	int	 threads;
-	int	 adjacent;
-	int	 nodes;		/* per package */
-	int	 l1;		/* L1d and L1i per core */
-	int	 l2;		/* cores sharing an L2, 0 none */
-	int	 l3;		/* cores sharing an L3, 0 package, -1 none */
+	int		 packages;
+	int		 cores;		/* per package */
+	int		 threads;
+	int		 adjacent;
+	int		 nodes;		/* per package */
+	int		 l1;		/* L1d and L1i per core */
+	int		 l2;		/* cores per L2, 0 none */
+	int		 l3;		/* per L3, 0 package, -1 none */
+	const char	*offline;	/* offline CPUs, NULL none */
 };
 
 static int
@@ -419,10 +420,11 @@ synth_build(const struct synth *m)
 	struct topo_cpu_info	 info;
 	struct cpuset		 threads = CPUSET_INITIALIZER;
 	struct cpuset		 s = CPUSET_INITIALIZER;
-	struct cpuset		*nodes;
+	struct cpuset		*nodes, *offline;
 	char			*cause = NULL;
 	int			 p, c, k, id, per, nnodes;
 
+	offline = testlib_set(m->offline != NULL ? m->offline : "");
 	nnodes = m->packages * m->nodes;
 	nodes = xcalloc(nnodes, sizeof *nodes);
 	per = m->cores / m->nodes;
@@ -433,7 +435,7 @@ synth_build(const struct synth *m)
 				id = synth_cpu(m, p, c, k);
 				memset(&info, 0, sizeof info);
 				info.id = id;
-				info.online = 1;
+				info.online = !cpuset_has(offline, id);
 				info.package = p;
 				info.cluster = -1;
 				info.core = c;
@@ -468,6 +470,7 @@ synth_build(const struct synth *m)
 		cpuset_clear(&nodes[p]);
 	}
 	free(nodes);
+	cpuset_free(offline);
 	cpuset_clear(&threads);
 	cpuset_clear(&s);
 	cr_assert_eq(topology_finish(t, &cause), 0, "%s", cause ? cause : "?");
@@ -477,7 +480,8 @@ synth_build(const struct synth *m)
 /* n4c16 of the e2e tests: 2 packages x 2 nodes x 2 cores x 2 threads. */
 Test(cpualloc, n4c16_two_threads_of_a_core)
 {
-	struct synth	 m = { 2, 4, 2, 1, 2, 1, 0, 0 };
+	struct synth	 m = { .packages = 2, .cores = 4, .threads = 2,
+	    .adjacent = 1, .nodes = 2, .l1 = 1 };
 	struct topology	*t = synth_build(&m);
 
 	testlib_assert_set(&topology_node_by_id(t, 1)->cpus, "4-7");
@@ -487,6 +491,8 @@ Test(cpualloc, n4c16_two_threads_of_a_core)
 	/* An odd count completes no core of another package. */
 	check(t, "0-15", 3, CPU_PRIO_NONE, "0-2");
 	check(t, "1-15", 3, CPU_PRIO_NONE, "1-3");
+	/* The last thread stays in the package the core came from. */
+	check(t, "0,8-15", 3, CPU_PRIO_NONE, "8-10");
 	topology_free(t);
 }
 
@@ -494,7 +500,8 @@ Test(cpualloc, n4c16_two_threads_of_a_core)
  * One package of 8 cores, threads adjacent: L2 shared by pairs of cores,
  * so the cache groups are 0-3, 4-7, 8-11 and 12-15.
  */
-static const struct synth l2_pairs = { 1, 8, 2, 1, 1, 1, 2, 0 };
+static const struct synth l2_pairs = { .packages = 1, .cores = 8,
+    .threads = 2, .adjacent = 1, .nodes = 1, .l1 = 1, .l2 = 2 };
 
 Test(cpualloc, cache_groups_idle_group_first)
 {
@@ -529,7 +536,8 @@ Test(cpualloc, cache_groups_partly_used)
 Test(cpualloc, cache_groups_by_l3)
 {
 	/* Threads of a core apart (c, c+8); L3 per 4 cores, L2 per core. */
-	struct synth	 m = { 1, 8, 2, 0, 1, 1, 1, 4 };
+	struct synth	 m = { .packages = 1, .cores = 8, .threads = 2,
+	    .nodes = 1, .l1 = 1, .l2 = 1, .l3 = 4 };
 	struct topology	*t = synth_build(&m);
 
 	/* Groups 0-3,8-11 and 4-7,12-15; CPU 0 used. */
@@ -546,7 +554,8 @@ Test(cpualloc, cache_groups_by_l3)
  */
 Test(cpualloc, cache_level_quirk)
 {
-	struct synth	 m = { 1, 8, 2, 1, 1, 0, 1, 2 };
+	struct synth	 m = { .packages = 1, .cores = 8, .threads = 2,
+	    .adjacent = 1, .nodes = 1, .l2 = 1, .l3 = 2 };
 	struct topology	*t = synth_build(&m);
 
 	check(t, "1-15", 4, CPU_PRIO_NONE, "2-5");
@@ -562,7 +571,8 @@ Test(cpualloc, cache_level_quirk)
 /* Priorities: 4 cores x 2 threads, siblings n and n+4; 2,6,3,7 HIGH. */
 Test(cpualloc, priorities_in_cores_and_threads)
 {
-	struct synth	 m = { 1, 4, 2, 0, 1, 1, 0, 0 };
+	struct synth	 m = { .packages = 1, .cores = 4, .threads = 2,
+	    .nodes = 1, .l1 = 1 };
 	struct topology	*t = synth_build(&m);
 
 	set_prio(t, "2-3,6-7", CPU_PRIO_HIGH);
@@ -583,7 +593,8 @@ Test(cpualloc, priorities_in_cores_and_threads)
 /* Two packages of 2 cores x 2 threads, package 1 all HIGH. */
 Test(cpualloc, priorities_pick_packages)
 {
-	struct synth	 m = { 2, 2, 2, 1, 1, 1, 0, 0 };
+	struct synth	 m = { .packages = 2, .cores = 2, .threads = 2,
+	    .adjacent = 1, .nodes = 1, .l1 = 1 };
 	struct topology	*t = synth_build(&m);
 
 	set_prio(t, "0-3", CPU_PRIO_LOW);
@@ -594,5 +605,29 @@ Test(cpualloc, priorities_pick_packages)
 	/* A used CPU in each package: threads from the one that fits. */
 	check(t, "1-3,5-7", 3, CPU_PRIO_HIGH, "5-7");
 	check(t, "1-3,5-7", 3, CPU_PRIO_LOW, "1-3");
+	topology_free(t);
+}
+
+/*
+ * n4c16 with CPU 3 offline: core 2-3 has one online thread. A thread of
+ * a half-used core and the lone thread tie on free threads (1), so the
+ * lower id wins; a request that repels NORMAL CPUs prefers the smaller
+ * core, one that wants them the bigger (cmpCPUSet, anchor §3.3).
+ */
+Test(cpualloc, cores_of_different_sizes)
+{
+	struct synth	 m = { .packages = 2, .cores = 4, .threads = 2,
+	    .adjacent = 1, .nodes = 2, .l1 = 1, .offline = "3" };
+	struct topology	*t = synth_build(&m);
+	unsigned	 nocores = CPUALLOC_ALL & ~CPUALLOC_IDLE_CORES;
+
+	cr_assert_eq(topology_cpu(t, 3)->online, 0);
+	check(t, "1-2,4-7", 1, CPU_PRIO_NONE, "2");
+	check_flags(t, "1-2,4-7", 1, CPU_PRIO_NONE, nocores, "1");
+	check_flags(t, "2,4-7", 1, CPU_PRIO_NONE, nocores, "2");
+	check(t, "0-2,4-7", 2, CPU_PRIO_NONE, "0-1");
+	check(t, "0-2,4-7", 2, CPU_PRIO_NORMAL, "0-1");
+	check(t, "0-2,4-7", 2, CPU_PRIO_LOW, "0,2");
+	check(t, "0-2,4-7", 3, CPU_PRIO_NONE, "0-2");
 	topology_free(t);
 }

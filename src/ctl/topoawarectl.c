@@ -1,0 +1,803 @@
+/*
+ * topoawarectl owns the admin client (SPEC R-ADMIN): one request on the
+ * daemon's admin socket, the reply printed as readable text or, with
+ * --json, as the result's JSON. Plain blocking I/O bounded by one
+ * deadline for connecting, sending and reading the reply.
+ */
+#include "autoconf.h"
+
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "adminproto.h"
+#include "cpuset.h"
+#include "xmalloc.h"
+
+#define CTL_DEFAULT_SOCKET	"/run/topoaware/admin.sock"
+#define CTL_DEFAULT_TIMEOUT	10.0
+/* A reply longer than this is refused rather than read on. */
+#define CTL_MAX_REPLY		(256 * 1024 * 1024)
+
+#define EXIT_USAGE		2
+
+struct command {
+	const char	*name;
+	int		 max_args;
+	void		(*print)(json_t *);
+};
+
+static const char	*progname = "topoawarectl";
+
+static void	print_status(json_t *);
+static void	print_topology(json_t *);
+static void	print_pools(json_t *);
+static void	print_grants(json_t *);
+static void	print_claims(json_t *);
+static void	print_config(json_t *);
+static void	print_reload(json_t *);
+static void	print_metrics(json_t *);
+static void	print_log_level(json_t *);
+
+static const struct command commands[] = {
+	{ "status", 0, print_status },
+	{ "topology", 0, print_topology },
+	{ "pools", 0, print_pools },
+	{ "grants", 0, print_grants },
+	{ "claims", 0, print_claims },
+	{ "config", 0, print_config },
+	{ "reload", 0, print_reload },
+	{ "metrics", 0, print_metrics },
+	{ "log-level", 1, print_log_level },
+};
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+"usage: topoawarectl [--socket PATH] [--json] [--timeout SECONDS] COMMAND [ARG]\n"
+"\n"
+"commands:\n"
+"  status             the daemon's health: version, uptime, configuration,\n"
+"                     last reload, NRI and DRA connections, grants, last error\n"
+"  topology           the machine: packages, NUMA nodes, cores\n"
+"  pools              the pool tree with each pool's free CPUs\n"
+"  grants             CPUs granted to containers and claims\n"
+"  claims             CPUs held by DRA resource claims\n"
+"  config             the configuration in force, every key\n"
+"  reload             reload the configuration file\n"
+"  metrics            counters and histograms in Prometheus text format\n"
+"  log-level [LEVEL]  show or set the log level (error, warn, info, debug)\n"
+"\n"
+"options:\n"
+"  -s, --socket PATH, --admin-socket PATH\n"
+"                     the admin socket (default " CTL_DEFAULT_SOCKET ")\n"
+"  -j, --json         print the result as JSON\n"
+"  -t, --timeout SECONDS\n"
+"                     give up connecting or waiting after this long (default 10)\n"
+"  -V, --version      print the version and exit\n"
+"  -h, --help         print this help and exit\n");
+}
+
+static double
+now(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+}
+
+/* Waits for fd to become ready before the deadline: 1, 0 timed out, -1. */
+static int
+wait_fd(int fd, short events, double deadline)
+{
+	struct pollfd	pfd;
+	double		left;
+	int		rc;
+
+	for (;;) {
+		left = deadline - now();
+		if (left <= 0)
+			return (0);
+		pfd.fd = fd;
+		pfd.events = events;
+		pfd.revents = 0;
+		rc = poll(&pfd, 1, (int)(left * 1000) + 1);
+		if (rc > 0)
+			return (1);
+		if (rc == 0)
+			continue;
+		if (errno != EINTR)
+			return (-1);
+	}
+}
+
+static int
+connect_socket(const char *path, double deadline)
+{
+	struct sockaddr_un	sun;
+	struct timeval		tv;
+	double			left;
+	int			fd, err, flags;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sun.sun_path) {
+		fprintf(stderr, "%s: %s: path too long for a unix socket\n",
+		    progname, path);
+		return (-1);
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		fprintf(stderr, "%s: socket: %s\n", progname, strerror(errno));
+		return (-1);
+	}
+	/*
+	 * A unix connect waits only when the daemon's backlog is full, and
+	 * then for at most the send timeout; it does not go on in the
+	 * background, so it is made blocking with that timeout.
+	 */
+	left = deadline - now();
+	tv.tv_sec = (time_t)left;
+	tv.tv_usec = (suseconds_t)((left - (double)tv.tv_sec) * 1e6) + 1;
+	if (tv.tv_usec > 999999)
+		tv.tv_usec = 999999;
+	err = 0;
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0)
+		err = errno;
+	else {
+		while (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+			if ((err = errno) != EINTR)
+				break;
+			err = 0;
+		}
+	}
+	if (err == EAGAIN || err == EINPROGRESS) {
+		fprintf(stderr, "%s: %s: no answer from topoawared (timed out "
+		    "connecting)\n", progname, path);
+		close(fd);
+		return (-1);
+	}
+	if (err == 0 && ((flags = fcntl(fd, F_GETFL)) == -1 ||
+	    fcntl(fd, F_SETFL, flags | O_NONBLOCK) == -1))
+		err = errno;
+	if (err == 0)
+		return (fd);
+	close(fd);
+	switch (err) {
+	case ENOENT:
+		fprintf(stderr, "%s: %s: no such socket; is topoawared "
+		    "running, and is this its --admin-socket?\n", progname,
+		    path);
+		break;
+	case ECONNREFUSED:
+		fprintf(stderr, "%s: %s: connection refused; topoawared is "
+		    "not running (the socket is left over)\n", progname, path);
+		break;
+	case EACCES:
+	case EPERM:
+		fprintf(stderr, "%s: %s: permission denied; the admin socket "
+		    "is for root and the daemon's user\n", progname, path);
+		break;
+	default:
+		fprintf(stderr, "%s: %s: %s\n", progname, path, strerror(err));
+		break;
+	}
+	return (-1);
+}
+
+static int
+send_all(int fd, const char *buf, size_t len, double deadline)
+{
+	ssize_t	n;
+	int	rc;
+
+	while (len > 0) {
+		n = send(fd, buf, len, MSG_NOSIGNAL);
+		if (n > 0) {
+			buf += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			if ((rc = wait_fd(fd, POLLOUT, deadline)) <= 0)
+				return (rc == 0 ? -ETIMEDOUT : -errno);
+			continue;
+		}
+		return (-errno);
+	}
+	return (0);
+}
+
+/*
+ * One line of reply into *out (caller frees). Returns its length, or -1
+ * with the reason printed.
+ */
+static ssize_t
+read_reply(int fd, const char *path, double deadline, double timeout,
+    char **out)
+{
+	char	*buf = NULL, *nl;
+	size_t	 len = 0, size = 0;
+	ssize_t	 n;
+	int	 rc;
+
+	*out = NULL;
+	for (;;) {
+		if (size - len < 65536) {
+			size = size == 0 ? 65536 : size * 2;
+			buf = xreallocarray(buf, size, 1);
+		}
+		n = recv(fd, buf + len, size - len - 1, 0);
+		if (n > 0) {
+			nl = memchr(buf + len, '\n', (size_t)n);
+			len += (size_t)n;
+			if (nl != NULL) {
+				len = (size_t)(nl - buf) + 1;
+				break;
+			}
+			if (len > CTL_MAX_REPLY) {
+				fprintf(stderr, "%s: the reply is longer than "
+				    "%d bytes\n", progname, CTL_MAX_REPLY);
+				free(buf);
+				return (-1);
+			}
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			rc = wait_fd(fd, POLLIN, deadline);
+			if (rc == 0) {
+				fprintf(stderr, "%s: %s: no reply within "
+				    "%g seconds\n", progname, path, timeout);
+				free(buf);
+				return (-1);
+			}
+			if (rc > 0)
+				continue;
+		}
+		if (n == 0 && len > 0)
+			fprintf(stderr, "%s: %s: the reply was cut short\n",
+			    progname, path);
+		else if (n == 0 || errno == ECONNRESET)
+			fprintf(stderr, "%s: %s: topoawared closed the "
+			    "connection without a reply\n", progname, path);
+		else
+			fprintf(stderr, "%s: %s: %s\n", progname, path,
+			    strerror(errno));
+		free(buf);
+		return (-1);
+	}
+	buf[len] = '\0';
+	*out = buf;
+	return ((ssize_t)len);
+}
+
+/* Text helpers: a missing field prints as "?", never crashes. */
+
+static const char *
+str(json_t *o, const char *key)
+{
+	json_t	*v = json_object_get(o, key);
+
+	return (json_is_string(v) ? json_string_value(v) : "?");
+}
+
+static char *
+scalar(json_t *v)
+{
+	char	*s;
+
+	if (v == NULL)
+		return (xstrdup("?"));
+	if (json_is_string(v))
+		return (xstrdup(json_string_value(v)));
+	if ((s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)
+		return (xstrdup("?"));
+	return (s);
+}
+
+static void
+field(const char *name, const char *fmt, ...)
+    __attribute__((__format__(__printf__, 2, 3)));
+
+static void
+field(const char *name, const char *fmt, ...)
+{
+	va_list	ap;
+
+	printf("%-19s ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static void
+duration(char *buf, size_t size, long long s)
+{
+	if (s < 0)
+		snprintf(buf, size, "?");
+	else if (s >= 86400)
+		snprintf(buf, size, "%lldd %lldh %lldm", s / 86400,
+		    s % 86400 / 3600, s % 3600 / 60);
+	else if (s >= 3600)
+		snprintf(buf, size, "%lldh %lldm %llds", s / 3600,
+		    s % 3600 / 60, s % 60);
+	else if (s >= 60)
+		snprintf(buf, size, "%lldm %llds", s / 60, s % 60);
+	else
+		snprintf(buf, size, "%llds", s);
+}
+
+static void
+print_status(json_t *r)
+{
+	json_t		*lr, *nri, *dra, *v;
+	char		 up[64], *s;
+
+	v = json_object_get(r, "uptimeSeconds");
+	duration(up, sizeof up, json_is_integer(v) ? json_integer_value(v) :
+	    -1);
+	field("version", "%s", str(r, "version"));
+	field("uptime", "%s", up);
+	s = scalar(json_object_get(r, "configGeneration"));
+	field("config generation", "%s", s);
+	free(s);
+
+	lr = json_object_get(r, "lastReload");
+	s = scalar(json_object_get(lr, "generation"));
+	if (json_is_true(json_object_get(lr, "ok")))
+		field("last reload", "ok (generation %s)", s);
+	else
+		field("last reload", "refused: %s (generation %s stays in "
+		    "force)", str(lr, "error"), s);
+	free(s);
+
+	nri = json_object_get(r, "nri");
+	field("NRI", "%s", json_is_true(json_object_get(nri, "connected")) ?
+	    "connected" : "not connected");
+	dra = json_object_get(r, "dra");
+	v = json_object_get(dra, "error");
+	if (json_is_true(json_object_get(dra, "registered")))
+		field("DRA", "registered");
+	else if (json_is_string(v))
+		field("DRA", "not registered: %s", json_string_value(v));
+	else
+		field("DRA", "not registered");
+
+	s = scalar(json_object_get(r, "containers"));
+	field("containers", "%s", s);
+	free(s);
+	s = scalar(json_object_get(r, "claims"));
+	field("claims", "%s", s);
+	free(s);
+	v = json_object_get(r, "lastError");
+	field("last error", "%s", json_is_string(v) ? json_string_value(v) :
+	    "none");
+}
+
+/* A table: column widths from the widest cell, the last column free. */
+struct table {
+	size_t	  ncols;
+	size_t	  nrows;
+	char	**cells;	/* nrows * ncols, row 0 the heading */
+};
+
+static void
+table_init(struct table *t, size_t ncols)
+{
+	t->ncols = ncols;
+	t->nrows = 0;
+	t->cells = NULL;
+}
+
+/* Takes ncols strings it frees later. */
+static void
+table_row(struct table *t, char **row)
+{
+	size_t	i;
+
+	t->cells = xreallocarray(t->cells, (t->nrows + 1) * t->ncols,
+	    sizeof *t->cells);
+	for (i = 0; i < t->ncols; i++)
+		t->cells[t->nrows * t->ncols + i] = row[i];
+	t->nrows++;
+}
+
+static void
+table_print(struct table *t)
+{
+	size_t	*w, r, i, n;
+
+	w = xcalloc(t->ncols, sizeof *w);
+	for (r = 0; r < t->nrows; r++) {
+		for (i = 0; i < t->ncols; i++) {
+			n = strlen(t->cells[r * t->ncols + i]);
+			if (n > w[i])
+				w[i] = n;
+		}
+	}
+	for (r = 0; r < t->nrows; r++) {
+		for (i = 0; i < t->ncols; i++) {
+			if (i + 1 == t->ncols)
+				printf("%s\n", t->cells[r * t->ncols + i]);
+			else
+				printf("%-*s  ", (int)w[i],
+				    t->cells[r * t->ncols + i]);
+		}
+	}
+	for (i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	free(w);
+}
+
+static void
+print_topology(json_t *r)
+{
+	struct table	 t;
+	json_t		*a, *o;
+	char		*row[4], *s;
+	size_t		 i;
+
+	field("online CPUs", "%s", str(r, "online"));
+	field("isolated CPUs", "%s", *str(r, "isolated") == '\0' ? "none" :
+	    str(r, "isolated"));
+	s = scalar(json_object_get(r, "cores"));
+	field("cores", "%s", s);
+	free(s);
+	s = scalar(json_object_get(r, "threadsPerCore"));
+	field("threads per core", "%s", s);
+	free(s);
+
+	printf("\n");
+	table_init(&t, 2);
+	row[0] = xstrdup("PACKAGE");
+	row[1] = xstrdup("CPUS");
+	table_row(&t, row);
+	a = json_object_get(r, "packages");
+	json_array_foreach(a, i, o) {
+		row[0] = scalar(json_object_get(o, "id"));
+		row[1] = xstrdup(str(o, "cpus"));
+		table_row(&t, row);
+	}
+	table_print(&t);
+
+	printf("\n");
+	table_init(&t, 4);
+	row[0] = xstrdup("NODE");
+	row[1] = xstrdup("MEMORY");
+	row[2] = xstrdup("DISTANCES");
+	row[3] = xstrdup("CPUS");
+	table_row(&t, row);
+	a = json_object_get(r, "nodes");
+	json_array_foreach(a, i, o) {
+		row[0] = scalar(json_object_get(o, "id"));
+		row[1] = scalar(json_object_get(o, "memory"));
+		row[2] = scalar(json_object_get(o, "distances"));
+		row[3] = xstrdup(str(o, "cpus"));
+		table_row(&t, row);
+	}
+	table_print(&t);
+}
+
+/* The union of two list-form cpusets, in list form (caller frees). */
+static char *
+cpus_union(const char *a, const char *b)
+{
+	struct cpuset	 x = CPUSET_INITIALIZER, y = CPUSET_INITIALIZER;
+	char		*why = NULL, *s;
+
+	if (cpuset_parse(&x, a, &why) != 0 || cpuset_parse(&y, b, &why) != 0) {
+		free(why);
+		cpuset_clear(&x);
+		cpuset_clear(&y);
+		return (xstrdup("?"));
+	}
+	cpuset_or(&x, &y);
+	s = cpuset_format(&x);
+	cpuset_clear(&x);
+	cpuset_clear(&y);
+	return (s);
+}
+
+static char *
+or_dash(const char *s)
+{
+	return (xstrdup(*s == '\0' ? "-" : s));
+}
+
+static void
+print_pools(json_t *r)
+{
+	struct table	 t;
+	json_t		*o;
+	char		*row[4], *free_cpus;
+	size_t		 i;
+
+	table_init(&t, 4);
+	row[0] = xstrdup("ID");
+	row[1] = xstrdup("NAME");
+	row[2] = xstrdup("CPUS");
+	row[3] = xstrdup("FREE");
+	table_row(&t, row);
+	json_array_foreach(r, i, o) {
+		row[0] = scalar(json_object_get(o, "id"));
+		row[1] = xstrdup(str(o, "name"));
+		row[2] = or_dash(str(o, "cpus"));
+		free_cpus = cpus_union(str(o, "freeSharable"),
+		    str(o, "freeIsolated"));
+		row[3] = or_dash(free_cpus);
+		free(free_cpus);
+		table_row(&t, row);
+	}
+	table_print(&t);
+}
+
+static void
+print_grants(json_t *r)
+{
+	struct table	 t;
+	json_t		*o;
+	char		*row[4];
+	size_t		 i;
+
+	if (json_array_size(r) == 0) {
+		printf("no grants\n");
+		return;
+	}
+	table_init(&t, 4);
+	row[0] = xstrdup("ID");
+	row[1] = xstrdup("CPUS");
+	row[2] = xstrdup("MEMS");
+	row[3] = xstrdup("POOL");
+	table_row(&t, row);
+	json_array_foreach(r, i, o) {
+		if (json_is_string(json_object_get(o, "claim")))
+			xasprintf(&row[0], "claim:%s", str(o, "claim"));
+		else
+			row[0] = xstrdup(str(o, "id"));
+		row[1] = or_dash(str(o, "cpus"));
+		row[2] = or_dash(str(o, "mems"));
+		row[3] = xstrdup(str(o, "pool"));
+		table_row(&t, row);
+	}
+	table_print(&t);
+}
+
+static void
+print_claims(json_t *r)
+{
+	struct table	 t;
+	json_t		*o;
+	char		*row[3];
+	size_t		 i;
+
+	if (json_array_size(r) == 0) {
+		printf("no claims\n");
+		return;
+	}
+	table_init(&t, 3);
+	row[0] = xstrdup("CLAIM");
+	row[1] = xstrdup("CPUS");
+	row[2] = xstrdup("POOL");
+	table_row(&t, row);
+	json_array_foreach(r, i, o) {
+		row[0] = xstrdup(str(o, "claim"));
+		row[1] = or_dash(str(o, "cpus"));
+		row[2] = xstrdup(str(o, "pool"));
+		table_row(&t, row);
+	}
+	table_print(&t);
+}
+
+/* Nested keys as dotted paths, as topoawared.json(5) names them. */
+static void
+config_rows(struct table *t, json_t *o, const char *prefix)
+{
+	const char	*key;
+	json_t		*v;
+	char		*path, *row[2];
+
+	json_object_foreach(o, key, v) {
+		if (*prefix != '\0')
+			xasprintf(&path, "%s.%s", prefix, key);
+		else
+			path = xstrdup(key);
+		if (json_is_object(v)) {
+			config_rows(t, v, path);
+			free(path);
+			continue;
+		}
+		row[0] = path;
+		if (json_is_string(v))
+			row[1] = json_dumps(v, JSON_ENCODE_ANY);
+		else
+			row[1] = scalar(v);
+		if (row[1] == NULL)
+			row[1] = xstrdup("?");
+		table_row(t, row);
+	}
+}
+
+static void
+print_config(json_t *r)
+{
+	struct table	t;
+
+	table_init(&t, 2);
+	config_rows(&t, r, "");
+	table_print(&t);
+}
+
+static void
+print_reload(json_t *r)
+{
+	char	*s = scalar(json_object_get(r, "generation"));
+
+	printf("reloaded: configuration generation %s\n", s);
+	free(s);
+}
+
+static void
+print_metrics(json_t *r)
+{
+	fputs(str(r, "text"), stdout);
+}
+
+static void
+print_log_level(json_t *r)
+{
+	if (json_is_string(json_object_get(r, "previous")))
+		printf("log level %s (was %s)\n", str(r, "level"),
+		    str(r, "previous"));
+	else
+		printf("log level %s\n", str(r, "level"));
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "admin-socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const struct command	*cmd = NULL;
+	const char		*path = CTL_DEFAULT_SOCKET;
+	double			 timeout = CTL_DEFAULT_TIMEOUT, deadline;
+	json_t			*result = NULL;
+	char			*req, *line = NULL, *error = NULL, *end, *s;
+	ssize_t			 n;
+	size_t			 i, nargs;
+	int			 ch, json = 0, fd, rc;
+
+	while ((ch = getopt_long(argc, argv, "s:jt:Vh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 's':
+			path = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 't':
+			errno = 0;
+			timeout = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    !(timeout > 0 && timeout <= 86400)) {
+				fprintf(stderr, "%s: --timeout %s: not a number "
+				    "of seconds above 0\n", progname, optarg);
+				return (EXIT_USAGE);
+			}
+			break;
+		case 'V':
+			printf("topoawarectl %s\n", PACKAGE_VERSION);
+			return (0);
+		case 'h':
+			usage(stdout);
+			return (0);
+		default:
+			usage(stderr);
+			return (EXIT_USAGE);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc < 1) {
+		usage(stderr);
+		return (EXIT_USAGE);
+	}
+	for (i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+		if (strcmp(argv[0], commands[i].name) == 0)
+			cmd = &commands[i];
+	}
+	if (cmd == NULL) {
+		fprintf(stderr, "%s: unknown command \"%s\" (try --help)\n",
+		    progname, argv[0]);
+		return (EXIT_USAGE);
+	}
+	nargs = (size_t)argc - 1;
+	if (nargs > (size_t)cmd->max_args) {
+		fprintf(stderr, "%s: %s takes %s\n", progname, cmd->name,
+		    cmd->max_args == 0 ? "no arguments" : "at most one argument");
+		return (EXIT_USAGE);
+	}
+
+	signal(SIGPIPE, SIG_IGN);
+	deadline = now() + timeout;
+	if ((req = adminproto_request(cmd->name, (const char *const *)argv + 1,
+	    nargs)) == NULL) {
+		fprintf(stderr, "%s: cannot encode the request (arguments must "
+		    "be UTF-8)\n", progname);
+		return (EXIT_USAGE);
+	}
+	if ((fd = connect_socket(path, deadline)) == -1) {
+		free(req);
+		return (1);
+	}
+	/* A daemon that refuses us writes why before it hangs up: read on. */
+	rc = send_all(fd, req, strlen(req), deadline);
+	free(req);
+	if (rc == -ETIMEDOUT) {
+		fprintf(stderr, "%s: %s: timed out sending the request\n",
+		    progname, path);
+		close(fd);
+		return (1);
+	}
+	n = read_reply(fd, path, deadline, timeout, &line);
+	close(fd);
+	if (n < 0)
+		return (1);
+
+	rc = adminproto_parse_reply(line, (size_t)n, &result, &error);
+	free(line);
+	if (rc < 0) {
+		fprintf(stderr, "%s: bad reply from topoawared: %s\n",
+		    progname, error);
+		free(error);
+		return (1);
+	}
+	if (rc == 0) {
+		fprintf(stderr, "%s: %s\n", progname, error);
+		free(error);
+		return (1);
+	}
+	if (json) {
+		s = json_dumps(result, JSON_INDENT(2) | JSON_ENCODE_ANY);
+		if (s != NULL)
+			printf("%s\n", s);
+		free(s);
+	} else
+		cmd->print(result);
+	json_decref(result);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "%s: writing the output: %s\n", progname,
+		    strerror(errno));
+		return (1);
+	}
+	return (0);
+}

@@ -1,0 +1,348 @@
+/*
+ * nri_msg.c owns the conversions between NRI messages and the policy's
+ * types: a pod and container become a container_spec (namespace, QoS
+ * class, CPU request and limit, annotations, environment), and a pinning
+ * becomes the cpuset, mems and shares fields of a ContainerAdjustment or
+ * ContainerUpdate. The kubelet's arithmetic between CPUs and cgroup
+ * values is undone here the way the Go policy does it.
+ */
+#include "autoconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpuset.h"
+#include "nri_msg.h"
+#include "xmalloc.h"
+
+#define MIN_SHARES	2		/* what the kubelet gives BestEffort */
+#define SHARES_PER_CPU	1024
+/* Past this a value is nonsense; clamping it avoids overflow. */
+#define MAX_MILLI	(1000LL * CPUSET_SETSIZE)
+
+static const char *
+nonempty(const char *s)
+{
+	return (s != NULL && *s != '\0' ? s : NULL);
+}
+
+void
+nri_spec_init(struct nri_spec *ns, const NRI(PodSandbox) *pod,
+    const NRI(Container) *c)
+{
+	struct container_spec	*s = &ns->spec;
+	const char		*eq;
+	size_t			 i;
+	int			 k;
+
+	memset(ns, 0, sizeof *ns);
+	s->id = c->id;
+	s->name = nonempty(c->name);
+	s->pod = nonempty(c->pod_sandbox_id);
+	if (pod != NULL) {
+		if (s->pod == NULL)
+			s->pod = nonempty(pod->id);
+		s->namespace = nonempty(pod->namespace_);
+	}
+	s->qos = nri_msg_qos(pod, c, nri_msg_resources(c));
+	nri_msg_cpu(nri_msg_resources(c), s->qos, &s->cpu_request,
+	    &s->cpu_limit);
+
+	/* The Go policy reads its annotations from the pod. */
+	if (pod != NULL && pod->n_annotations > 0) {
+		ns->ann = xcalloc(pod->n_annotations, sizeof *ns->ann);
+		for (i = 0, k = 0; i < pod->n_annotations; i++) {
+			if (pod->annotations[i] == NULL ||
+			    pod->annotations[i]->key == NULL)
+				continue;
+			ns->ann[k].key = pod->annotations[i]->key;
+			ns->ann[k].value = pod->annotations[i]->value;
+			k++;
+		}
+		s->annotations = ns->ann;
+		s->nannotations = k;
+	}
+	if (c->n_env > 0) {
+		ns->env = xcalloc(c->n_env, sizeof *ns->env);
+		for (i = 0, k = 0; i < c->n_env; i++) {
+			if (c->env[i] == NULL || *c->env[i] == '\0')
+				continue;
+			if ((eq = strchr(c->env[i], '=')) == NULL) {
+				ns->env[k].key = xstrdup(c->env[i]);
+				ns->env[k].value = (char *)"";
+			} else {
+				ns->env[k].key = xstrndup(c->env[i],
+				    (size_t)(eq - c->env[i]));
+				ns->env[k].value = (char *)eq + 1;
+			}
+			k++;
+		}
+		ns->nenv = k;
+		s->env = ns->env;
+		s->nenv = k;
+	}
+}
+
+void
+nri_spec_clear(struct nri_spec *ns)
+{
+	int	i;
+
+	for (i = 0; i < ns->nenv; i++)
+		free(ns->env[i].key);
+	free(ns->env);
+	free(ns->ann);
+	memset(ns, 0, sizeof *ns);
+}
+
+const NRI(LinuxResources) *
+nri_msg_resources(const NRI(Container) *c)
+{
+	if (c == NULL || c->linux == NULL)
+		return (NULL);
+	return (c->linux->resources);
+}
+
+/* The kubelet names the QoS class in the pod's cgroup. */
+static int
+qos_of_cgroup(const char *path, int any, enum qos_class *q)
+{
+	if (path == NULL || *path == '\0')
+		return (0);
+	if (strstr(path, "besteffort") != NULL)
+		*q = QOS_BESTEFFORT;
+	else if (strstr(path, "burstable") != NULL)
+		*q = QOS_BURSTABLE;
+	else if (any || strstr(path, "kubepods") != NULL)
+		*q = QOS_GUARANTEED;
+	else
+		return (0);
+	return (1);
+}
+
+enum qos_class
+nri_msg_qos(const NRI(PodSandbox) *pod, const NRI(Container) *c,
+    const NRI(LinuxResources) *res)
+{
+	enum qos_class	q;
+	long long	req, lim;
+
+	/* The cgroup parent is the kubelet's own word (as in the Go
+	 * policy); a cgroups path only counts when it is a kubepods one. */
+	if (pod != NULL && pod->linux != NULL) {
+		if (qos_of_cgroup(pod->linux->cgroup_parent, 1, &q) ||
+		    qos_of_cgroup(pod->linux->cgroups_path, 0, &q))
+			return (q);
+	}
+	if (c != NULL && c->linux != NULL &&
+	    qos_of_cgroup(c->linux->cgroups_path, 0, &q))
+		return (q);
+
+	nri_msg_cpu(res, QOS_BURSTABLE, &req, &lim);
+	if (req <= 0 && lim <= 0)
+		return (QOS_BESTEFFORT);
+	if (lim > 0 && lim == req)
+		return (QOS_GUARANTEED);
+	return (QOS_BURSTABLE);
+}
+
+void
+nri_msg_cpu(const NRI(LinuxResources) *res, enum qos_class qos,
+    long long *request, long long *limit)
+{
+	const NRI(LinuxCPU)	*cpu;
+	unsigned long long	 shares, period;
+	long long		 quota;
+
+	*request = *limit = -1;
+	if (res == NULL || (cpu = res->cpu) == NULL)
+		return;
+	if (cpu->shares != NULL) {
+		shares = cpu->shares->value;
+		if (shares > (unsigned long long)MAX_MILLI)
+			shares = (unsigned long long)MAX_MILLI;
+		if (shares <= MIN_SHARES)
+			*request = 0;
+		else
+			*request = ((long long)shares * 1000 +
+			    SHARES_PER_CPU / 2) / SHARES_PER_CPU;
+	}
+	if (qos == QOS_GUARANTEED) {
+		*limit = *request;
+		return;
+	}
+	if (cpu->quota != NULL && cpu->period != NULL &&
+	    cpu->quota->value > 0 && cpu->period->value > 0) {
+		quota = cpu->quota->value;
+		period = cpu->period->value;
+		if (period > (unsigned long long)MAX_MILLI * 1000)
+			period = (unsigned long long)MAX_MILLI * 1000;
+		if (quota / (long long)period >= MAX_MILLI / 1000)
+			*limit = MAX_MILLI;
+		else
+			*limit = (quota * 1000 + (long long)period / 2) /
+			    (long long)period;
+		if (*limit > MAX_MILLI)
+			*limit = MAX_MILLI;
+	}
+}
+
+static int
+set_differs(const char *have, const struct cpuset *want)
+{
+	struct cpuset	 s = CPUSET_INITIALIZER;
+	char		*cause = NULL;
+	int		 differs;
+
+	if (have == NULL || *have == '\0')
+		return (1);
+	if (cpuset_parse(&s, have, &cause) != 0) {
+		free(cause);
+		cpuset_clear(&s);
+		return (1);
+	}
+	differs = !cpuset_equal(&s, want);
+	cpuset_clear(&s);
+	return (differs);
+}
+
+int
+nri_msg_differs(const NRI(Container) *c, const struct pinning *p)
+{
+	const NRI(LinuxResources)	*res = nri_msg_resources(c);
+	const NRI(LinuxCPU)		*cpu = res != NULL ? res->cpu : NULL;
+
+	if (p->pin_cpus &&
+	    set_differs(cpu != NULL ? cpu->cpus : NULL, &p->cpus))
+		return (1);
+	if (p->pin_mems &&
+	    set_differs(cpu != NULL ? cpu->mems : NULL, &p->mems))
+		return (1);
+	return (0);
+}
+
+/* The cpu part of LinuxResources that a pinning sets; 0 if nothing. */
+static int
+fill_cpu(const struct pinning *p, NRI(LinuxResources) *res,
+    NRI(LinuxCPU) *cpu, NRI(OptionalUInt64) *shares, char **cpus,
+    char **mems)
+{
+	NRI(LinuxResources)	res0 =
+	    NRI__PKG__API__V1ALPHA1__LINUX_RESOURCES__INIT;
+	NRI(LinuxCPU)		cpu0 = NRI__PKG__API__V1ALPHA1__LINUX_CPU__INIT;
+	NRI(OptionalUInt64)	sh0 =
+	    NRI__PKG__API__V1ALPHA1__OPTIONAL_UINT64__INIT;
+	int			set = 0;
+
+	*res = res0;
+	*cpu = cpu0;
+	*shares = sh0;
+	*cpus = *mems = NULL;
+	/* An empty cpuset would mean "leave alone": never send one. */
+	if (p->pin_cpus && !cpuset_empty(&p->cpus)) {
+		*cpus = cpuset_format(&p->cpus);
+		cpu->cpus = *cpus;
+		set = 1;
+	}
+	if (p->pin_mems && !cpuset_empty(&p->mems)) {
+		*mems = cpuset_format(&p->mems);
+		cpu->mems = *mems;
+		set = 1;
+	}
+	if (p->shares > 0) {
+		shares->value = (uint64_t)p->shares;
+		cpu->shares = shares;
+		set = 1;
+	}
+	if (set)
+		res->cpu = cpu;
+	return (set);
+}
+
+struct nri_upd {
+	NRI(ContainerUpdate)		 u;
+	NRI(LinuxContainerUpdate)	 lu;
+	NRI(LinuxResources)		 res;
+	NRI(LinuxCPU)			 cpu;
+	NRI(OptionalUInt64)		 shares;
+	char				*id;
+	char				*cpus;
+	char				*mems;
+};
+
+void
+nri_updates_init(struct nri_updates *us)
+{
+	memset(us, 0, sizeof *us);
+}
+
+void
+nri_updates_add(struct nri_updates *us, const struct pinning *p)
+{
+	NRI(ContainerUpdate)		u0 =
+	    NRI__PKG__API__V1ALPHA1__CONTAINER_UPDATE__INIT;
+	NRI(LinuxContainerUpdate)	lu0 =
+	    NRI__PKG__API__V1ALPHA1__LINUX_CONTAINER_UPDATE__INIT;
+	struct nri_upd			*m;
+
+	if (p->id == NULL)
+		return;
+	m = xcalloc(1, sizeof *m);
+	if (!fill_cpu(p, &m->res, &m->cpu, &m->shares, &m->cpus, &m->mems)) {
+		free(m);
+		return;
+	}
+	m->u = u0;
+	m->lu = lu0;
+	m->id = xstrdup(p->id);
+	m->u.container_id = m->id;
+	m->u.linux = &m->lu;
+	m->lu.resources = &m->res;
+
+	us->v = xreallocarray(us->v, us->n + 1, sizeof *us->v);
+	us->mem = xreallocarray(us->mem, us->n + 1, sizeof *us->mem);
+	us->v[us->n] = &m->u;
+	us->mem[us->n] = m;
+	us->n++;
+}
+
+void
+nri_updates_clear(struct nri_updates *us)
+{
+	size_t	i;
+
+	for (i = 0; i < us->n; i++) {
+		free(us->mem[i]->id);
+		free(us->mem[i]->cpus);
+		free(us->mem[i]->mems);
+		free(us->mem[i]);
+	}
+	free(us->mem);
+	free(us->v);
+	memset(us, 0, sizeof *us);
+}
+
+int
+nri_adjust_init(struct nri_adjust *a, const struct pinning *p)
+{
+	NRI(ContainerAdjustment)	adj0 =
+	    NRI__PKG__API__V1ALPHA1__CONTAINER_ADJUSTMENT__INIT;
+	NRI(LinuxContainerAdjustment)	lin0 =
+	    NRI__PKG__API__V1ALPHA1__LINUX_CONTAINER_ADJUSTMENT__INIT;
+
+	a->adj = adj0;
+	a->lin = lin0;
+	if (!fill_cpu(p, &a->res, &a->cpu, &a->shares, &a->cpus, &a->mems))
+		return (0);
+	a->adj.linux = &a->lin;
+	a->lin.resources = &a->res;
+	return (1);
+}
+
+void
+nri_adjust_clear(struct nri_adjust *a)
+{
+	free(a->cpus);
+	free(a->mems);
+	a->cpus = a->mems = NULL;
+}

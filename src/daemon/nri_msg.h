@@ -1,0 +1,78 @@
+/*
+ * What nri.c needs to turn NRI messages (proto/nri.proto, protobuf-c)
+ * into the policy's container descriptions, and pinnings back into
+ * adjustments and updates. No I/O and no policy calls here.
+ */
+#ifndef TOPOAWARE_NRI_MSG_H
+#define TOPOAWARE_NRI_MSG_H
+
+#include <stddef.h>
+
+#include "nri.pb-c.h"
+#include "policy.h"
+
+/* The generated names are long; NRI(Container) is the message type. */
+#define NRI(x)	Nri__Pkg__Api__V1alpha1__##x
+
+/*
+ * A container as the policy sees it. spec points into the messages it was
+ * made from (they must outlive it) and into arrays owned here.
+ */
+struct nri_spec {
+	struct container_spec	 spec;
+	struct policy_kv	*ann;
+	struct policy_kv	*env;
+	int			 nenv;
+};
+
+/* pod may be NULL (the container is then described by itself). */
+void		nri_spec_init(struct nri_spec *, const NRI(PodSandbox) *,
+		    const NRI(Container) *);
+void		nri_spec_clear(struct nri_spec *);
+
+/*
+ * The pod's QoS class as the kubelet chose it, read from the cgroup parent
+ * (or else the cgroups path) of the pod or the container; when none of
+ * them says, it is guessed from the CPU request and limit in res.
+ */
+enum qos_class	nri_msg_qos(const NRI(PodSandbox) *, const NRI(Container) *,
+		    const NRI(LinuxResources) *res);
+/* The CPU request and limit (milli, -1 unset) the kubelet expressed as
+ * shares and quota/period. */
+void		nri_msg_cpu(const NRI(LinuxResources) *, enum qos_class,
+		    long long *request, long long *limit);
+/* The container's own resources, or NULL. */
+const NRI(LinuxResources) *nri_msg_resources(const NRI(Container) *);
+
+/* Whether the runtime's view of a container differs from a pinning. */
+int		nri_msg_differs(const NRI(Container) *, const struct pinning *);
+
+/* A list of ContainerUpdate messages built from pinnings. */
+struct nri_upd;
+struct nri_updates {
+	size_t			  n;
+	NRI(ContainerUpdate)	**v;
+	struct nri_upd		**mem;
+};
+
+void		nri_updates_init(struct nri_updates *);
+/* Adds one update; a pinning that sets nothing is skipped. */
+void		nri_updates_add(struct nri_updates *, const struct pinning *);
+void		nri_updates_clear(struct nri_updates *);
+
+/* A ContainerAdjustment setting what a pinning says. */
+struct nri_adjust {
+	NRI(ContainerAdjustment)	 adj;
+	NRI(LinuxContainerAdjustment)	 lin;
+	NRI(LinuxResources)		 res;
+	NRI(LinuxCPU)			 cpu;
+	NRI(OptionalUInt64)		 shares;
+	char				*cpus;
+	char				*mems;
+};
+
+/* Returns 0 when the pinning sets nothing (no adjustment to send). */
+int		nri_adjust_init(struct nri_adjust *, const struct pinning *);
+void		nri_adjust_clear(struct nri_adjust *);
+
+#endif
