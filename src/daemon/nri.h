@@ -11,15 +11,27 @@
 struct server;
 struct nri;
 
-/* Starts connecting (and reconnecting with backoff) at once. */
+/*
+ * Starts connecting at once, and reconnects with backoff (100 ms doubling
+ * up to opts.nri_backoff_max_ms) whenever the runtime is absent, goes
+ * away or sends what no runtime sends. Fails only when the loop cannot
+ * take its events; an absent runtime is not an error.
+ */
 int	nri_new(struct server *, struct nri **, char **);
 void	nri_free(struct nri *);
 int	nri_connected(const struct nri *);
 /* The runtime has sent its whole Synchronize since we last connected. */
 int	nri_synchronized(const struct nri *);
-/* Queues UpdateContainers for these pinnings, sent after any reply being
- * built now; never waits for the runtime's answer inside a handler. */
+/*
+ * Queues UpdateContainers for these pinnings (copied; a later pinning of
+ * the same container replaces an earlier one), sent from the loop after
+ * any reply being built now; never waits for the runtime's answer inside
+ * a handler. Dropped while disconnected: the next Synchronize reconciles.
+ * Does not call back.
+ */
 void	nri_push_updates(struct nri *, const struct pinning *, int);
+/* {"connected","registered","synchronized","error","socket","connects",
+ * "failedUpdates"}: a new reference. */
 json_t	*nri_status(const struct nri *);
 
 #endif
