@@ -216,6 +216,29 @@ cmd_log_level(const char *const *args, size_t nargs)
 	return (line);
 }
 
+#ifdef TOPOAWARE_DEBUG_HOOKS
+/*
+ * Blocks the whole loop for a while, as a hung handler would: the test of
+ * the watchdog needs the pings to stop. Built only with
+ * --enable-debug-hooks.
+ */
+static char *
+cmd_debug_stall(const char *const *args, size_t nargs)
+{
+	char	*end;
+	long	 secs;
+
+	if (nargs != 1 || (secs = strtol(args[0], &end, 10)) < 1 ||
+	    secs > 120 || *end != '\0')
+		return (reply_error("debug-stall takes a number of seconds, "
+		    "1-120"));
+	log_warnx("stalling the loop for %ld s on request", secs);
+	sleep((unsigned)secs);
+	return (adminproto_reply_ok(json_pack("{s:I}", "stalled",
+	    (json_int_t)secs)));
+}
+#endif
+
 /* One request; returns the reply line. */
 static char *
 admin_command(struct admin *a, const char *command, const char *const *args,
@@ -227,6 +250,10 @@ admin_command(struct admin *a, const char *command, const char *const *args,
 	metrics_inc("admin_requests", "command", command);
 	if (strcmp(command, "log-level") == 0)
 		return (cmd_log_level(args, nargs));
+#ifdef TOPOAWARE_DEBUG_HOOKS
+	if (strcmp(command, "debug-stall") == 0)
+		return (cmd_debug_stall(args, nargs));
+#endif
 	if (strcmp(command, "status") != 0 &&
 	    strcmp(command, "topology") != 0 &&
 	    strcmp(command, "pools") != 0 &&

@@ -103,7 +103,12 @@ main(int argc, char **argv)
 			o.verbosity++;
 			break;
 		case 'V':
+#ifdef TOPOAWARE_DEBUG_HOOKS
+			printf("topoawared %s (debug hooks)\n",
+			    PACKAGE_VERSION);
+#else
 			printf("topoawared %s\n", PACKAGE_VERSION);
+#endif
 			return (0);
 		case 'h':
 			usage(stdout);

@@ -45,12 +45,7 @@ def ctl(d, *args):
 
 def listen_notify(d):
     """Takes over the daemon's NOTIFY_SOCKET, which start() let go."""
-    path = os.path.join(d.folder, "notify.sock")
-    if os.path.exists(path):
-        os.unlink(path)
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    s.bind(path)
-    return s
+    return d.listen_notify()
 
 
 def wait_ready(s, timeout=10):

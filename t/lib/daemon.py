@@ -106,6 +106,16 @@ class Daemon:
         finally:
             ns.close()
 
+    def listen_notify(self):
+        """Takes over the NOTIFY_SOCKET start() let go of, to hear later
+        READY=1 (after a reload) or WATCHDOG=1 messages."""
+        path = os.path.join(self.folder, "notify.sock")
+        if os.path.exists(path):
+            os.unlink(path)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        s.bind(path)
+        return s
+
     def output(self):
         try:
             with open(self.log_path, "rb") as f:

@@ -1,0 +1,812 @@
+#include "autoconf.h"
+
+/*
+ * gRPC over HTTP/2 for the kubelet's sockets: one nghttp2 server session
+ * per accepted unix connection, unary calls dispatched by :path, answers
+ * as HEADERS + DATA + trailers or, for errors, a Trailers-Only HEADERS.
+ * Streams are kept on our own per-connection list because
+ * nghttp2_session_del does not report the streams still open.
+ */
+
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+#include <nghttp2/nghttp2.h>
+
+#include "grpc.h"
+#include "h2.h"
+#include "log.h"
+#include "xmalloc.h"
+
+#define H2_BACKLOG	16
+#define H2_PATH_MAX	512	/* longer :path values are not ours */
+
+struct h2_conn;
+
+struct h2_stream {
+	struct h2_conn		*conn;
+	int32_t			 id;
+	char			*path;
+	char			*method;
+	int			 bad_type;	/* content-type not gRPC */
+	int			 answered;
+	int			 rst_after;	/* answered mid-upload */
+	struct grpc_reader	 reader;
+	size_t			 held;		/* counted in conn->held */
+	struct h2_call		*call;
+	uint8_t			*body;		/* the framed reply */
+	size_t			 body_len;
+	size_t			 body_off;
+	TAILQ_ENTRY(h2_stream)	 entry;
+};
+
+struct h2_call {
+	struct h2_stream	*stream;	/* NULL once the stream died */
+	char			*path;
+};
+
+struct h2_conn {
+	struct h2_server	*srv;
+	struct bufferevent	*bev;
+	nghttp2_session		*session;
+	int			 in_recv;
+	size_t			 held;		/* request bytes buffered */
+	TAILQ_HEAD(, h2_stream)	 streams;
+	LIST_ENTRY(h2_conn)	 entry;
+};
+
+struct h2_method {
+	char			*path;
+	h2_handler		 fn;
+	void			*arg;
+};
+
+struct h2_server {
+	struct event_base	*base;
+	char			*name;
+	char			*path;
+	dev_t			 dev;
+	ino_t			 ino;
+	struct evconnlistener	*listener;
+	struct h2_method	*methods;
+	size_t			 nmethods;
+	unsigned		 nconns;
+	LIST_HEAD(, h2_conn)	 conns;
+};
+
+#define NV(n, v, vl) { (uint8_t *)(n), (uint8_t *)(v), sizeof (n) - 1, \
+	(vl), NGHTTP2_NV_FLAG_NONE }
+
+static void	conn_free(struct h2_conn *);
+static void	conn_flush(struct h2_conn *);
+
+static void
+stream_drop_body(struct h2_stream *st)
+{
+	st->conn->held -= st->held;
+	st->held = 0;
+	grpc_reader_clear(&st->reader);
+}
+
+static void
+stream_free(struct h2_stream *st)
+{
+	if (st->call != NULL)
+		st->call->stream = NULL;
+	TAILQ_REMOVE(&st->conn->streams, st, entry);
+	stream_drop_body(st);
+	free(st->path);
+	free(st->method);
+	free(st->body);
+	free(st);
+}
+
+static void
+conn_free(struct h2_conn *c)
+{
+	struct h2_stream	*st;
+
+	nghttp2_session_del(c->session);
+	while ((st = TAILQ_FIRST(&c->streams)) != NULL)
+		stream_free(st);
+	bufferevent_free(c->bev);
+	LIST_REMOVE(c, entry);
+	c->srv->nconns--;
+	free(c);
+}
+
+/* Sends what nghttp2 has, and closes a connection it is done with. */
+static void
+conn_flush(struct h2_conn *c)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	int		 rv;
+
+	if (c->in_recv)
+		return;
+	if ((rv = nghttp2_session_send(c->session)) != 0) {
+		log_debug("%s: h2 send: %s", c->srv->name,
+		    nghttp2_strerror(rv));
+		conn_free(c);
+		return;
+	}
+	if (!nghttp2_session_want_read(c->session) &&
+	    !nghttp2_session_want_write(c->session) &&
+	    evbuffer_get_length(out) == 0)
+		conn_free(c);
+}
+
+static ssize_t
+send_cb(nghttp2_session *session, const uint8_t *data, size_t len,
+    int flags, void *arg)
+{
+	struct h2_conn	*c = arg;
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+
+	(void)session;
+	(void)flags;
+	/* A peer that does not read gets no more of our memory, nor reads. */
+	if (evbuffer_get_length(out) >= H2_OUTPUT_HIGH) {
+		bufferevent_disable(c->bev, EV_READ);
+		return (NGHTTP2_ERR_WOULDBLOCK);
+	}
+	if (evbuffer_add(out, data, len) != 0)
+		return (NGHTTP2_ERR_CALLBACK_FAILURE);
+	return ((ssize_t)len);
+}
+
+static int
+on_begin_headers(nghttp2_session *session, const nghttp2_frame *frame,
+    void *arg)
+{
+	struct h2_conn		*c = arg;
+	struct h2_stream	*st;
+
+	if (frame->hd.type != NGHTTP2_HEADERS ||
+	    frame->headers.cat != NGHTTP2_HCAT_REQUEST)
+		return (0);
+	st = xcalloc(1, sizeof *st);
+	st->conn = c;
+	st->id = frame->hd.stream_id;
+	grpc_reader_init(&st->reader, GRPC_MAX_REQUEST);
+	TAILQ_INSERT_TAIL(&c->streams, st, entry);
+	nghttp2_session_set_stream_user_data(session, st->id, st);
+	return (0);
+}
+
+static int
+is_grpc_type(const uint8_t *v, size_t len)
+{
+	static const char	ct[] = "application/grpc";
+	size_t			n = sizeof ct - 1;
+
+	if (len < n || memcmp(v, ct, n) != 0)
+		return (0);
+	return (len == n || v[n] == '+' || v[n] == ';');
+}
+
+static int
+on_header(nghttp2_session *session, const nghttp2_frame *frame,
+    const uint8_t *name, size_t namelen, const uint8_t *value,
+    size_t valuelen, uint8_t flags, void *arg)
+{
+	struct h2_stream	*st;
+
+	(void)flags;
+	(void)arg;
+	if (frame->hd.type != NGHTTP2_HEADERS ||
+	    frame->headers.cat != NGHTTP2_HCAT_REQUEST)
+		return (0);
+	st = nghttp2_session_get_stream_user_data(session,
+	    frame->hd.stream_id);
+	if (st == NULL)
+		return (0);
+	if (namelen == 5 && memcmp(name, ":path", 5) == 0) {
+		if (st->path == NULL && valuelen <= H2_PATH_MAX)
+			st->path = xstrndup((const char *)value, valuelen);
+	} else if (namelen == 7 && memcmp(name, ":method", 7) == 0) {
+		if (st->method == NULL && valuelen <= 16)
+			st->method = xstrndup((const char *)value, valuelen);
+	} else if (namelen == 12 && memcmp(name, "content-type", 12) == 0)
+		st->bad_type = !is_grpc_type(value, valuelen);
+	return (0);
+}
+
+static void
+answer_error(struct h2_stream *st, int status, const char *msg)
+{
+	nghttp2_session	*s = st->conn->session;
+	char		 code[16], *enc;
+	nghttp2_nv	 nva[4] = {
+		NV(":status", "200", 3),
+		NV("content-type", "application/grpc", 16),
+		NV("grpc-status", code, 0),
+		NV("grpc-message", NULL, 0)
+	};
+	size_t		 n = 3;
+	int		 rv;
+
+	if (st->answered)
+		return;
+	st->answered = 1;
+	snprintf(code, sizeof code, "%d", status);
+	nva[2].valuelen = strlen(code);
+	enc = grpc_pct_encode(msg != NULL ? msg : "", GRPC_MESSAGE_MAX);
+	if (*enc != '\0') {
+		nva[3].value = (uint8_t *)enc;
+		nva[3].valuelen = strlen(enc);
+		n = 4;
+	}
+	if (!nghttp2_session_get_stream_remote_close(s, st->id))
+		st->rst_after = 1;
+	rv = nghttp2_submit_response(s, st->id, nva, n, NULL);
+	if (rv != 0)
+		log_debug("%s: stream %d: %s", st->conn->srv->name, st->id,
+		    nghttp2_strerror(rv));
+	free(enc);
+}
+
+static ssize_t
+body_read_cb(nghttp2_session *session, int32_t id, uint8_t *buf,
+    size_t length, uint32_t *data_flags, nghttp2_data_source *source,
+    void *arg)
+{
+	struct h2_stream	*st = source->ptr;
+	size_t			 n = st->body_len - st->body_off;
+	nghttp2_nv		 trailer[] = { NV("grpc-status", "0", 1) };
+	int			 rv;
+
+	(void)arg;
+	if (n > length)
+		n = length;
+	memcpy(buf, st->body + st->body_off, n);
+	st->body_off += n;
+	if (st->body_off == st->body_len) {
+		*data_flags |= NGHTTP2_DATA_FLAG_EOF |
+		    NGHTTP2_DATA_FLAG_NO_END_STREAM;
+		rv = nghttp2_submit_trailer(session, id, trailer, 1);
+		if (rv != 0)
+			return (NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE);
+	}
+	return ((ssize_t)n);
+}
+
+static void
+answer_ok(struct h2_stream *st, const void *msg, size_t len)
+{
+	nghttp2_nv		 nva[] = {
+		NV(":status", "200", 3),
+		NV("content-type", "application/grpc", 16)
+	};
+	nghttp2_data_provider	 prd;
+	int			 rv;
+
+	st->answered = 1;
+	st->body_len = GRPC_PREFIX_SIZE + len;
+	st->body = xmalloc(st->body_len);
+	grpc_prefix(st->body, len);
+	if (len != 0)
+		memcpy(st->body + GRPC_PREFIX_SIZE, msg, len);
+	prd.source.ptr = st;
+	prd.read_callback = body_read_cb;
+	rv = nghttp2_submit_response(st->conn->session, st->id, nva, 2, &prd);
+	if (rv != 0)
+		log_debug("%s: stream %d: %s", st->conn->srv->name, st->id,
+		    nghttp2_strerror(rv));
+}
+
+static const struct h2_method *
+find_method(const struct h2_server *srv, const char *path)
+{
+	size_t	i;
+
+	for (i = 0; i < srv->nmethods; i++) {
+		if (strcmp(srv->methods[i].path, path) == 0)
+			return (&srv->methods[i]);
+	}
+	return (NULL);
+}
+
+static void
+dispatch(struct h2_stream *st)
+{
+	const struct h2_method	*m;
+	const uint8_t		*msg;
+	size_t			 len;
+	char			*cause = NULL;
+	int			 rv;
+
+	if (st->method == NULL || strcmp(st->method, "POST") != 0 ||
+	    st->path == NULL || st->path[0] != '/') {
+		answer_error(st, GRPC_STATUS_INTERNAL, "not a gRPC request");
+		return;
+	}
+	if (st->bad_type) {
+		answer_error(st, GRPC_STATUS_INTERNAL,
+		    "content-type is not application/grpc");
+		return;
+	}
+	if ((m = find_method(st->conn->srv, st->path)) == NULL) {
+		xasprintf(&cause, "unknown method %s", st->path);
+		answer_error(st, GRPC_STATUS_UNIMPLEMENTED, cause);
+		free(cause);
+		return;
+	}
+	if ((rv = grpc_reader_finish(&st->reader, &msg, &len, &cause)) != 0) {
+		answer_error(st, grpc_status_for_error(rv), cause);
+		free(cause);
+		return;
+	}
+	st->call = xcalloc(1, sizeof *st->call);
+	st->call->stream = st;
+	st->call->path = xstrdup(st->path);
+	m->fn(st->call, msg, len, m->arg);
+	stream_drop_body(st);
+}
+
+static int
+on_data_chunk(nghttp2_session *session, uint8_t flags, int32_t id,
+    const uint8_t *data, size_t len, void *arg)
+{
+	struct h2_stream	*st;
+	char			*cause = NULL;
+	int			 rv;
+
+	(void)flags;
+	(void)arg;
+	st = nghttp2_session_get_stream_user_data(session, id);
+	if (st == NULL || st->answered || st->call != NULL)
+		return (0);
+	if (st->conn->held + len > H2_MAX_CONN_BUFFERED) {
+		answer_error(st, GRPC_STATUS_RESOURCE_EXHAUSTED,
+		    "too many request bytes in flight on this connection");
+		stream_drop_body(st);
+		return (0);
+	}
+	if ((rv = grpc_reader_feed(&st->reader, data, len, &cause)) != 0) {
+		answer_error(st, grpc_status_for_error(rv), cause);
+		free(cause);
+		stream_drop_body(st);
+		return (0);
+	}
+	st->held += len;
+	st->conn->held += len;
+	return (0);
+}
+
+static int
+on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
+    void *arg)
+{
+	struct h2_stream	*st;
+
+	(void)arg;
+	if (frame->hd.type != NGHTTP2_HEADERS &&
+	    frame->hd.type != NGHTTP2_DATA)
+		return (0);
+	if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0)
+		return (0);
+	st = nghttp2_session_get_stream_user_data(session,
+	    frame->hd.stream_id);
+	if (st == NULL || st->answered || st->call != NULL)
+		return (0);
+	dispatch(st);
+	return (0);
+}
+
+static int
+on_frame_send(nghttp2_session *session, const nghttp2_frame *frame,
+    void *arg)
+{
+	struct h2_stream	*st;
+
+	(void)arg;
+	if (frame->hd.type != NGHTTP2_HEADERS ||
+	    (frame->hd.flags & NGHTTP2_FLAG_END_STREAM) == 0)
+		return (0);
+	st = nghttp2_session_get_stream_user_data(session,
+	    frame->hd.stream_id);
+	/* The answer is out; the rest of an oversized upload is unwanted. */
+	if (st != NULL && st->rst_after &&
+	    !nghttp2_session_get_stream_remote_close(session, st->id))
+		nghttp2_submit_rst_stream(session, NGHTTP2_FLAG_NONE, st->id,
+		    NGHTTP2_NO_ERROR);
+	return (0);
+}
+
+static int
+on_stream_close(nghttp2_session *session, int32_t id, uint32_t error,
+    void *arg)
+{
+	struct h2_stream	*st;
+
+	(void)error;
+	(void)arg;
+	st = nghttp2_session_get_stream_user_data(session, id);
+	if (st != NULL) {
+		nghttp2_session_set_stream_user_data(session, id, NULL);
+		stream_free(st);
+	}
+	return (0);
+}
+
+static void
+read_cb(struct bufferevent *bev, void *arg)
+{
+	struct h2_conn		*c = arg;
+	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct evbuffer_iovec	 v[8];
+	ssize_t			 rv = 0;
+	size_t			 used;
+	int			 i, n;
+
+	c->in_recv = 1;
+	while (rv >= 0 && evbuffer_get_length(in) != 0) {
+		n = evbuffer_peek(in, -1, NULL, v, 8);
+		if (n > 8)
+			n = 8;
+		used = 0;
+		for (i = 0; i < n; i++) {
+			rv = nghttp2_session_mem_recv(c->session,
+			    v[i].iov_base, v[i].iov_len);
+			if (rv < 0)
+				break;
+			used += v[i].iov_len;
+		}
+		evbuffer_drain(in, used);
+	}
+	c->in_recv = 0;
+	if (rv < 0) {
+		log_debug("%s: closing a connection: %s", c->srv->name,
+		    nghttp2_strerror((int)rv));
+		conn_free(c);
+		return;
+	}
+	conn_flush(c);
+}
+
+static void
+write_cb(struct bufferevent *bev, void *arg)
+{
+	struct h2_conn	*c = arg;
+
+	bufferevent_enable(bev, EV_READ);
+	conn_flush(c);
+}
+
+static void
+event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct h2_conn	*c = arg;
+
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		conn_free(c);
+}
+
+static void
+accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+    int salen, void *arg)
+{
+	struct h2_server		*srv = arg;
+	struct h2_conn			*c;
+	nghttp2_session_callbacks	*cbs;
+	nghttp2_option			*opt;
+	nghttp2_settings_entry		 set[] = {
+		{ NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, H2_MAX_STREAMS }
+	};
+	int				 rv;
+
+	(void)l;
+	(void)sa;
+	(void)salen;
+	if (srv->nconns >= H2_MAX_CONNS) {
+		log_warnx("%s: %u connections already; refusing another",
+		    srv->name, srv->nconns);
+		evutil_closesocket(fd);
+		return;
+	}
+	c = xcalloc(1, sizeof *c);
+	c->srv = srv;
+	TAILQ_INIT(&c->streams);
+	c->bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL) {
+		evutil_closesocket(fd);
+		free(c);
+		return;
+	}
+	if (nghttp2_session_callbacks_new(&cbs) != 0)
+		fatalx("nghttp2_session_callbacks_new");
+	nghttp2_session_callbacks_set_send_callback(cbs, send_cb);
+	nghttp2_session_callbacks_set_on_begin_headers_callback(cbs,
+	    on_begin_headers);
+	nghttp2_session_callbacks_set_on_header_callback(cbs, on_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs,
+	    on_data_chunk);
+	nghttp2_session_callbacks_set_on_frame_recv_callback(cbs,
+	    on_frame_recv);
+	nghttp2_session_callbacks_set_on_frame_send_callback(cbs,
+	    on_frame_send);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cbs,
+	    on_stream_close);
+	if (nghttp2_option_new(&opt) != 0)
+		fatalx("nghttp2_option_new");
+	/*
+	 * nghttp2's HTTP checks refuse a '/' in :authority, which older gRPC
+	 * clients send on unix sockets; dispatch() checks what gRPC needs.
+	 */
+	nghttp2_option_set_no_http_messaging(opt, 1);
+	rv = nghttp2_session_server_new2(&c->session, cbs, c, opt);
+	nghttp2_option_del(opt);
+	nghttp2_session_callbacks_del(cbs);
+	if (rv != 0)
+		fatalx("nghttp2_session_server_new2: %s", nghttp2_strerror(rv));
+	LIST_INSERT_HEAD(&srv->conns, c, entry);
+	srv->nconns++;
+	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	/* gRPC clients wait for the server's SETTINGS before any call. */
+	nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, set, 1);
+	conn_flush(c);
+}
+
+static void
+accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct h2_server	*srv = arg;
+
+	(void)l;
+	log_warn("%s: accept on %s", srv->name, srv->path);
+}
+
+struct h2_server *
+h2_server_new(struct event_base *base, const char *name)
+{
+	struct h2_server	*srv;
+
+	srv = xcalloc(1, sizeof *srv);
+	srv->base = base;
+	srv->name = xstrdup(name);
+	LIST_INIT(&srv->conns);
+	return (srv);
+}
+
+void
+h2_server_free(struct h2_server *srv)
+{
+	struct h2_conn	*c;
+	struct stat	 sb;
+	size_t		 i;
+
+	if (srv == NULL)
+		return;
+	while ((c = LIST_FIRST(&srv->conns)) != NULL)
+		conn_free(c);
+	if (srv->listener != NULL) {
+		evconnlistener_free(srv->listener);
+		/* Only our own socket: another daemon may have replaced it. */
+		if (stat(srv->path, &sb) == 0 && sb.st_dev == srv->dev &&
+		    sb.st_ino == srv->ino)
+			unlink(srv->path);
+	}
+	for (i = 0; i < srv->nmethods; i++)
+		free(srv->methods[i].path);
+	free(srv->methods);
+	free(srv->path);
+	free(srv->name);
+	free(srv);
+}
+
+void
+h2_server_add(struct h2_server *srv, const char *path, h2_handler fn,
+    void *arg)
+{
+	struct h2_method	*m;
+	size_t			 i;
+
+	for (i = 0; i < srv->nmethods; i++) {
+		if (strcmp(srv->methods[i].path, path) == 0)
+			break;
+	}
+	if (i == srv->nmethods) {
+		srv->methods = xreallocarray(srv->methods, srv->nmethods + 1,
+		    sizeof *srv->methods);
+		srv->methods[srv->nmethods++].path = xstrdup(path);
+	}
+	m = &srv->methods[i];
+	m->fn = fn;
+	m->arg = arg;
+}
+
+static int
+fill_sun(struct sockaddr_un *sun, const char *path, char **cause)
+{
+	memset(sun, 0, sizeof *sun);
+	sun->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sun->sun_path) {
+		xasprintf(cause, "%s: path too long for a unix socket", path);
+		return (-ENAMETOOLONG);
+	}
+	memcpy(sun->sun_path, path, strlen(path) + 1);
+	return (0);
+}
+
+/* 0 when path is free or a dead socket; an error when someone answers. */
+static int
+check_stale(const struct sockaddr_un *sun, char **cause)
+{
+	const char	*path = sun->sun_path;
+	struct stat	 sb;
+	int		 fd, rc;
+
+	if (lstat(path, &sb) != 0) {
+		if (errno == ENOENT)
+			return (0);
+		rc = -errno;
+		xasprintf(cause, "%s: %s", path, strerror(errno));
+		return (rc);
+	}
+	if (!S_ISSOCK(sb.st_mode)) {
+		xasprintf(cause, "%s exists and is not a socket; not replacing "
+		    "it", path);
+		return (-EEXIST);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		rc = -errno;
+		xasprintf(cause, "socket: %s", strerror(errno));
+		return (rc);
+	}
+	if (connect(fd, (const struct sockaddr *)sun, sizeof *sun) == 0 ||
+	    errno == EAGAIN || errno == EINPROGRESS) {
+		close(fd);
+		xasprintf(cause, "%s: another server is answering on it", path);
+		return (-EADDRINUSE);
+	}
+	rc = errno;
+	close(fd);
+	if (rc != ECONNREFUSED) {
+		xasprintf(cause, "%s: cannot tell whether it is in use: %s",
+		    path, strerror(rc));
+		return (-rc);
+	}
+	return (0);
+}
+
+int
+h2_server_listen(struct h2_server *srv, const char *path, char **cause)
+{
+	struct sockaddr_un	 sun, tmp;
+	struct stat		 sb;
+	const char		*base;
+	char			*tpath;
+	mode_t			 mask;
+	int			 fd, rc;
+
+	if (srv->listener != NULL) {
+		xasprintf(cause, "%s: already listening", srv->name);
+		return (-EBUSY);
+	}
+	if ((rc = fill_sun(&sun, path, cause)) != 0 ||
+	    (rc = check_stale(&sun, cause)) != 0)
+		return (rc);
+	base = strrchr(path, '/');
+	if (base == NULL)
+		xasprintf(&tpath, ".%s.tmp", path);
+	else
+		xasprintf(&tpath, "%.*s/.%s.tmp", (int)(base - path), path,
+		    base + 1);
+	if ((rc = fill_sun(&tmp, tpath, cause)) != 0) {
+		free(tpath);
+		return (rc);
+	}
+	(void)unlink(tpath);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1) {
+		rc = -errno;
+		xasprintf(cause, "socket: %s", strerror(errno));
+		free(tpath);
+		return (rc);
+	}
+	mask = umask(0077);
+	rc = bind(fd, (struct sockaddr *)&tmp, sizeof tmp);
+	umask(mask);
+	if (rc != 0 || listen(fd, H2_BACKLOG) != 0 ||
+	    rename(tpath, path) != 0 || stat(path, &sb) != 0) {
+		rc = -errno;
+		xasprintf(cause, "listen %s: %s", path, strerror(errno));
+		(void)unlink(tpath);
+		close(fd);
+		free(tpath);
+		return (rc);
+	}
+	free(tpath);
+	srv->listener = evconnlistener_new(srv->base, accept_cb, srv,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+	if (srv->listener == NULL) {
+		xasprintf(cause, "cannot watch %s", path);
+		unlink(path);
+		close(fd);
+		return (-EIO);
+	}
+	evconnlistener_set_error_cb(srv->listener, accept_error_cb);
+	srv->dev = sb.st_dev;
+	srv->ino = sb.st_ino;
+	free(srv->path);
+	srv->path = xstrdup(path);
+	return (0);
+}
+
+const char *
+h2_server_path(const struct h2_server *srv)
+{
+	return (srv->path);
+}
+
+unsigned
+h2_server_connections(const struct h2_server *srv)
+{
+	return (srv->nconns);
+}
+
+static void
+call_done(struct h2_call *call)
+{
+	struct h2_stream	*st = call->stream;
+
+	if (st != NULL) {
+		st->call = NULL;
+		conn_flush(st->conn);
+	}
+	free(call->path);
+	free(call);
+}
+
+void
+h2_reply(struct h2_call *call, const void *msg, size_t len)
+{
+	if (call->stream != NULL)
+		answer_ok(call->stream, msg, len);
+	call_done(call);
+}
+
+void
+h2_reply_error(struct h2_call *call, int status, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg;
+
+	if (call->stream != NULL) {
+		va_start(ap, fmt);
+		if (vasprintf(&msg, fmt, ap) == -1)
+			msg = NULL;
+		va_end(ap);
+		answer_error(call->stream, status, msg);
+		free(msg);
+	}
+	call_done(call);
+}
+
+int
+h2_call_alive(const struct h2_call *call)
+{
+	return (call->stream != NULL);
+}
+
+const char *
+h2_call_path(const struct h2_call *call)
+{
+	return (call->path);
+}

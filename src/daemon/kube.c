@@ -1,0 +1,631 @@
+/*
+ * kube.c owns the conversation with the Kubernetes API server (SPEC
+ * R-KUBE): libcurl's multi interface driven by our libevent loop (curl
+ * tells us which sockets and which timeout to watch, we tell it what
+ * happened), one easy handle per attempt, a timeout per attempt, retries
+ * with doubling backoff for transport errors, 5xx and 429, answers capped
+ * and parsed as JSON, and the failures kept for status and metrics.
+ *
+ * Name lookups must not block the loop: Debian's libcurl uses its threaded
+ * resolver (checked at start), and the API server is usually an address.
+ */
+#include "autoconf.h"
+
+#include <sys/queue.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+#include <event2/event.h>
+#include <event2/event_struct.h>
+#include <jansson.h>
+
+#include "kube.h"
+#include "log.h"
+#include "metrics.h"
+#include "xmalloc.h"
+
+struct kube_request {
+	struct kube			*kube;
+	TAILQ_ENTRY(kube_request)	 entry;
+	char				*method;
+	char				*url;
+	char				*body;
+	kube_cb				 cb;
+	void				*arg;
+
+	CURL				*easy;
+	struct curl_slist		*headers;
+	char				 errbuf[CURL_ERROR_SIZE];
+	char				*resp;
+	size_t				 resplen;
+	int				 too_large;
+	int				 attempt;
+	/* Backoff between attempts, then the deferred callback. */
+	struct event			 timer;
+	int				 finished;
+
+	int				 status;
+	char				*error;
+};
+TAILQ_HEAD(kube_requests, kube_request);
+
+struct kube_sock {
+	struct kube	*kube;
+	curl_socket_t	 fd;
+	struct event	 ev;
+	LIST_ENTRY(kube_sock) entry;
+};
+LIST_HEAD(kube_socks, kube_sock);
+
+struct kube {
+	struct event_base	*base;
+	struct kube_config	*cfg;
+	struct kube_opts	 opts;
+	CURLM			*multi;
+	struct event		 timer;
+	struct kube_requests	 requests;
+	struct kube_socks	 socks;
+
+	unsigned long long	 nrequests;
+	unsigned long long	 nfailures;
+	char			*last_error;
+};
+
+static void	kube_start_attempt(struct kube_request *);
+static void	kube_check_done(struct kube *);
+
+/*
+ * A failure is an attempt the API server did not answer usefully: no
+ * answer, 5xx, 429, too large, not JSON. Other 4xx are verdicts the
+ * caller acts on, not trouble with the server.
+ */
+static void
+kube_note_failure(struct kube *k, const char *what)
+{
+	k->nfailures++;
+	free(k->last_error);
+	k->last_error = xstrdup(what);
+	metrics_inc("errors", "kind", "kube_api");
+}
+
+static void
+kube_request_free(struct kube_request *r)
+{
+	if (r->easy != NULL) {
+		curl_multi_remove_handle(r->kube->multi, r->easy);
+		curl_easy_cleanup(r->easy);
+	}
+	curl_slist_free_all(r->headers);
+	event_del(&r->timer);
+	free(r->method);
+	free(r->url);
+	free(r->body);
+	free(r->resp);
+	free(r->error);
+	free(r);
+}
+
+static void
+kube_deliver(struct kube_request *r)
+{
+	json_t		*body = NULL;
+	json_error_t	 jerr;
+
+	TAILQ_REMOVE(&r->kube->requests, r, entry);
+	if (r->status != 0 && r->resplen != 0) {
+		body = json_loadb(r->resp, r->resplen, JSON_DECODE_ANY |
+		    JSON_REJECT_DUPLICATES, &jerr);
+		if (body == NULL && r->error == NULL) {
+			xasprintf(&r->error, "%s %s: HTTP %d: answer is not "
+			    "JSON: %s", r->method, r->url, r->status,
+			    jerr.text);
+			kube_note_failure(r->kube, r->error);
+		}
+	}
+	r->kube = NULL;		/* kube_cancel from the callback: no-op */
+	/* Out of the list first: the callback may free the whole client. */
+	r->cb(r->arg, r->status, body, r->error);
+	json_decref(body);
+	kube_request_free(r);	/* no easy handle left: kube not needed */
+}
+
+static void
+kube_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct kube_request	*r = arg;
+
+	if (r->finished)
+		kube_deliver(r);
+	else
+		kube_start_attempt(r);
+}
+
+static void
+kube_finish(struct kube_request *r)
+{
+	struct timeval	tv = { 0, 0 };
+
+	r->finished = 1;
+	evtimer_add(&r->timer, &tv);
+}
+
+static int
+kube_retryable(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return (1);
+	default:
+		return (0);
+	}
+}
+
+/* The message of a Kubernetes Status answer, if that is what came. */
+static char *
+kube_status_message(const char *resp, size_t len)
+{
+	json_t		*j, *m;
+	char		*out = NULL;
+
+	if (resp == NULL || len == 0)
+		return (NULL);
+	if ((j = json_loadb(resp, len, 0, NULL)) == NULL)
+		return (NULL);
+	m = json_object_get(j, "message");
+	if (json_is_string(m))
+		out = log_escape(json_string_value(m), 200);
+	json_decref(j);
+	return (out);
+}
+
+static void
+kube_attempt_done(struct kube_request *r, CURLcode rc)
+{
+	struct kube	*k = r->kube;
+	struct timeval	 tv;
+	long		 code = 0;
+	int		 retry = 0, delay, i;
+	char		*msg, *what;
+
+	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+	curl_multi_remove_handle(k->multi, r->easy);
+	curl_easy_cleanup(r->easy);
+	r->easy = NULL;
+	curl_slist_free_all(r->headers);
+	r->headers = NULL;
+	free(r->error);
+	r->error = NULL;
+
+	if (rc != CURLE_OK) {
+		r->status = 0;
+		if (r->too_large || rc == CURLE_FILESIZE_EXCEEDED)
+			xasprintf(&r->error, "%s %s: answer larger than %d "
+			    "bytes", r->method, r->url, KUBE_MAX_BODY);
+		else {
+			xasprintf(&r->error, "%s %s: %s", r->method, r->url,
+			    r->errbuf[0] != '\0' ? r->errbuf :
+			    curl_easy_strerror(rc));
+			retry = kube_retryable(rc);
+		}
+	} else {
+		r->status = (int)code;
+		if (code >= 500 || code == 429) {
+			retry = 1;
+		}
+		if (code >= 400) {
+			msg = kube_status_message(r->resp, r->resplen);
+			xasprintf(&r->error, "%s %s: HTTP %ld%s%s", r->method,
+			    r->url, code, msg != NULL ? ": " : "",
+			    msg != NULL ? msg : "");
+			free(msg);
+		}
+	}
+	if (r->error != NULL && (r->status == 0 || retry))
+		kube_note_failure(k, r->error);
+	if (retry && r->attempt <= k->opts.retries) {
+		delay = k->opts.backoff_ms;
+		for (i = 1; i < r->attempt && delay < KUBE_MAX_BACKOFF_MS; i++)
+			delay *= 2;
+		if (delay > KUBE_MAX_BACKOFF_MS)
+			delay = KUBE_MAX_BACKOFF_MS;
+		what = log_escape(r->error, 300);
+		log_debug("kube: %s; attempt %d again in %d ms", what,
+		    r->attempt + 1, delay);
+		free(what);
+		tv.tv_sec = delay / 1000;
+		tv.tv_usec = (delay % 1000) * 1000;
+		evtimer_add(&r->timer, &tv);
+		return;
+	}
+	kube_finish(r);
+}
+
+static void
+kube_check_done(struct kube *k)
+{
+	CURLMsg			*m;
+	struct kube_request	*r;
+	int			 left;
+
+	while ((m = curl_multi_info_read(k->multi, &left)) != NULL) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		r = NULL;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &r);
+		if (r != NULL)
+			kube_attempt_done(r, m->data.result);
+	}
+}
+
+static void
+kube_sock_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct kube_sock	*s = arg;
+	struct kube		*k = s->kube;
+	int			 flags = 0, running;
+
+	if (events & EV_READ)
+		flags |= CURL_CSELECT_IN;
+	if (events & EV_WRITE)
+		flags |= CURL_CSELECT_OUT;
+	curl_multi_socket_action(k->multi, fd, flags, &running);
+	kube_check_done(k);
+}
+
+static void
+kube_curl_timer_cb(evutil_socket_t fd, short events, void *arg)
+{
+	struct kube	*k = arg;
+	int		 running;
+
+	curl_multi_socket_action(k->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	kube_check_done(k);
+}
+
+/* curl's CURLMOPT_SOCKETFUNCTION: watch fd for what, or stop watching. */
+static int
+kube_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp,
+    void *sockp)
+{
+	struct kube		*k = userp;
+	struct kube_sock	*s = sockp;
+	short			 ev = EV_PERSIST;
+
+	if (what == CURL_POLL_REMOVE) {
+		if (s != NULL) {
+			event_del(&s->ev);
+			curl_multi_assign(k->multi, fd, NULL);
+			LIST_REMOVE(s, entry);
+			free(s);
+		}
+		return (0);
+	}
+	if (s == NULL) {
+		s = xcalloc(1, sizeof *s);
+		s->kube = k;
+		s->fd = fd;
+		LIST_INSERT_HEAD(&k->socks, s, entry);
+		curl_multi_assign(k->multi, fd, s);
+	} else
+		event_del(&s->ev);
+	if (what == CURL_POLL_IN || what == CURL_POLL_INOUT)
+		ev |= EV_READ;
+	if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT)
+		ev |= EV_WRITE;
+	event_assign(&s->ev, k->base, fd, ev, kube_sock_cb, s);
+	event_add(&s->ev, NULL);
+	return (0);
+}
+
+/* curl's CURLMOPT_TIMERFUNCTION: only arm our timer, never act here. */
+static int
+kube_curl_timer(CURLM *multi, long timeout_ms, void *userp)
+{
+	struct kube	*k = userp;
+	struct timeval	 tv;
+
+	if (timeout_ms < 0) {
+		evtimer_del(&k->timer);
+		return (0);
+	}
+	tv.tv_sec = timeout_ms / 1000;
+	tv.tv_usec = (timeout_ms % 1000) * 1000;
+	evtimer_add(&k->timer, &tv);
+	return (0);
+}
+
+static size_t
+kube_write(char *data, size_t size, size_t n, void *arg)
+{
+	struct kube_request	*r = arg;
+	size_t			 len = size * n;
+
+	if (len > KUBE_MAX_BODY - r->resplen) {
+		r->too_large = 1;
+		return (0);
+	}
+	r->resp = xreallocarray(r->resp, 1, r->resplen + len + 1);
+	memcpy(r->resp + r->resplen, data, len);
+	r->resplen += len;
+	r->resp[r->resplen] = '\0';
+	return (len);
+}
+
+static int
+kube_setup_easy(struct kube_request *r, char **cause)
+{
+	struct kube_config	*cfg = r->kube->cfg;
+	struct curl_blob	 blob;
+	CURL			*e;
+	char			*token = NULL, *h;
+	int			 error, timeout;
+
+	if ((error = kube_config_token(cfg, &token, cause)) != 0)
+		return (error);
+	if ((e = curl_easy_init()) == NULL) {
+		free(token);
+		xasprintf(cause, "cannot make a curl handle");
+		return (-ENOMEM);
+	}
+	r->easy = e;
+	r->headers = curl_slist_append(r->headers, "Accept: application/json");
+	r->headers = curl_slist_append(r->headers, "Expect:");
+	if (r->body != NULL) {
+		r->headers = curl_slist_append(r->headers,
+		    strcmp(r->method, "PATCH") == 0 ?
+		    "Content-Type: application/merge-patch+json" :
+		    "Content-Type: application/json");
+	}
+	if (token != NULL) {
+		xasprintf(&h, "Authorization: Bearer %s", token);
+		r->headers = curl_slist_append(r->headers, h);
+		explicit_bzero(h, strlen(h));
+		explicit_bzero(token, strlen(token));
+		free(h);
+		free(token);
+	}
+	timeout = r->kube->opts.timeout_ms;
+	curl_easy_setopt(e, CURLOPT_URL, r->url);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS,
+	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, PACKAGE_NAME "/"
+	    PACKAGE_VERSION);
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, kube_write);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout);
+	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
+	    (curl_off_t)KUBE_MAX_BODY);
+	if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "POST") != 0)
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+	if (r->body != NULL) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE,
+		    (long)strlen(r->body));
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+	} else if (strcmp(r->method, "POST") == 0) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
+	}
+
+	if (cfg->insecure) {
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	/* The blobs are copied by curl (CURL_BLOB_COPY). */
+	blob.flags = CURL_BLOB_COPY;
+	if (cfg->ca_data != NULL) {
+		blob.data = cfg->ca_data;
+		blob.len = cfg->ca_len;
+		curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &blob);
+	} else if (cfg->ca_file != NULL)
+		curl_easy_setopt(e, CURLOPT_CAINFO, cfg->ca_file);
+	if (cfg->cert_data != NULL) {
+		blob.data = cfg->cert_data;
+		blob.len = cfg->cert_len;
+		curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &blob);
+		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+	} else if (cfg->cert_file != NULL) {
+		curl_easy_setopt(e, CURLOPT_SSLCERT, cfg->cert_file);
+		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
+	}
+	if (cfg->key_data != NULL) {
+		blob.data = cfg->key_data;
+		blob.len = cfg->key_len;
+		curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &blob);
+		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+	} else if (cfg->key_file != NULL) {
+		curl_easy_setopt(e, CURLOPT_SSLKEY, cfg->key_file);
+		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
+	}
+	return (0);
+}
+
+static void
+kube_start_attempt(struct kube_request *r)
+{
+	struct kube	*k = r->kube;
+	char		*cause = NULL;
+	CURLMcode	 mc;
+
+	r->attempt++;
+	r->errbuf[0] = '\0';
+	r->too_large = 0;
+	free(r->resp);
+	r->resp = NULL;
+	r->resplen = 0;
+	if (kube_setup_easy(r, &cause) != 0) {
+		r->status = 0;
+		free(r->error);
+		xasprintf(&r->error, "%s %s: %s", r->method, r->url, cause);
+		free(cause);
+		kube_note_failure(k, r->error);
+		kube_finish(r);
+		return;
+	}
+	if ((mc = curl_multi_add_handle(k->multi, r->easy)) != CURLM_OK) {
+		curl_easy_cleanup(r->easy);
+		r->easy = NULL;
+		r->status = 0;
+		free(r->error);
+		xasprintf(&r->error, "%s %s: %s", r->method, r->url,
+		    curl_multi_strerror(mc));
+		kube_note_failure(k, r->error);
+		kube_finish(r);
+	}
+}
+
+struct kube_request *
+kube_request(struct kube *k, const char *method, const char *path,
+    json_t *body, kube_cb cb, void *arg)
+{
+	struct kube_request	*r;
+	struct timeval		 tv = { 0, 0 };
+
+	r = xcalloc(1, sizeof *r);
+	r->kube = k;
+	r->cb = cb;
+	r->arg = arg;
+	r->method = xstrdup(method);
+	xasprintf(&r->url, "%s%s", k->cfg->server, path);
+	evtimer_assign(&r->timer, k->base, kube_timer_cb, r);
+	TAILQ_INSERT_TAIL(&k->requests, r, entry);
+	k->nrequests++;
+
+	if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0 &&
+	    strcmp(method, "PUT") != 0 && strcmp(method, "DELETE") != 0 &&
+	    strcmp(method, "PATCH") != 0) {
+		xasprintf(&r->error, "%s %s: unknown method", method, path);
+	} else if (path[0] != '/') {
+		xasprintf(&r->error, "%s %s: path must start with /",
+		    method, path);
+	} else if (body != NULL &&
+	    (r->body = json_dumps(body, JSON_COMPACT)) == NULL) {
+		xasprintf(&r->error, "%s %s: cannot encode the body", method,
+		    path);
+	}
+	if (r->error != NULL) {
+		kube_note_failure(k, r->error);
+		kube_finish(r);
+		return (NULL);
+	}
+	/* Start on the loop so the callback can never run in here. */
+	evtimer_add(&r->timer, &tv);
+	return (r);
+}
+
+void
+kube_cancel(struct kube_request *r)
+{
+	if (r == NULL || r->kube == NULL)
+		return;
+	TAILQ_REMOVE(&r->kube->requests, r, entry);
+	kube_request_free(r);
+}
+
+int
+kube_new(struct event_base *base, const struct kube_opts *opts,
+    struct kube **out, char **cause)
+{
+	struct kube			*k;
+	const curl_version_info_data	*ver;
+	int				 error;
+
+	*out = NULL;
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		xasprintf(cause, "cannot initialise libcurl");
+		return (-ENOMEM);
+	}
+	k = xcalloc(1, sizeof *k);
+	k->base = base;
+	k->opts = *opts;
+	if (k->opts.timeout_ms <= 0)
+		k->opts.timeout_ms = 10000;
+	if (k->opts.retries < 0)
+		k->opts.retries = 0;
+	if (k->opts.backoff_ms <= 0)
+		k->opts.backoff_ms = 500;
+	TAILQ_INIT(&k->requests);
+	LIST_INIT(&k->socks);
+	if ((error = kube_config_load(opts->kubeconfig, &k->cfg,
+	    cause)) != 0) {
+		free(k);
+		curl_global_cleanup();
+		return (error);
+	}
+	if ((k->multi = curl_multi_init()) == NULL) {
+		kube_config_free(k->cfg);
+		free(k);
+		curl_global_cleanup();
+		xasprintf(cause, "cannot make a curl multi handle");
+		return (-ENOMEM);
+	}
+	ver = curl_version_info(CURLVERSION_NOW);
+	if ((ver->features & CURL_VERSION_ASYNCHDNS) == 0)
+		log_warn("kube: libcurl %s resolves names synchronously; "
+		    "give the API server as an address", ver->version);
+	evtimer_assign(&k->timer, base, kube_curl_timer_cb, k);
+	curl_multi_setopt(k->multi, CURLMOPT_SOCKETFUNCTION, kube_curl_socket);
+	curl_multi_setopt(k->multi, CURLMOPT_SOCKETDATA, k);
+	curl_multi_setopt(k->multi, CURLMOPT_TIMERFUNCTION, kube_curl_timer);
+	curl_multi_setopt(k->multi, CURLMOPT_TIMERDATA, k);
+	*out = k;
+	return (0);
+}
+
+void
+kube_free(struct kube *k)
+{
+	struct kube_request	*r;
+	struct kube_sock	*s;
+
+	if (k == NULL)
+		return;
+	while ((r = TAILQ_FIRST(&k->requests)) != NULL) {
+		TAILQ_REMOVE(&k->requests, r, entry);
+		kube_request_free(r);
+	}
+	/* Sockets curl did not hand back while cleaning up are dropped after. */
+	curl_multi_cleanup(k->multi);
+	while ((s = LIST_FIRST(&k->socks)) != NULL) {
+		event_del(&s->ev);
+		LIST_REMOVE(s, entry);
+		free(s);
+	}
+	evtimer_del(&k->timer);
+	kube_config_free(k->cfg);
+	free(k->last_error);
+	free(k);
+	curl_global_cleanup();
+}
+
+json_t *
+kube_status(const struct kube *k)
+{
+	return (json_pack("{s:s, s:I, s:I, s:s?}",
+	    "server", k->cfg->server,
+	    "requests", (json_int_t)k->nrequests,
+	    "failures", (json_int_t)k->nfailures,
+	    "lastError", k->last_error));
+}

@@ -1,0 +1,583 @@
+"""A fake Kubernetes API server for the tests (protocols.md section 7).
+
+It serves ResourceClaims and Nodes from fixtures, keeps ResourceSlices and
+NodeResourceTopologies the client creates, updates and deletes, checks
+their shape the way the real server's validation would (a malformed object
+gets 422 and a Status body), keeps resourceVersion and answers 404 and 409
+like the real one. Tests can make it fail (fail_next), hang until released
+(hang), answer slowly (delay) or with any bytes (raw_next), serve https
+with client certificates (tls), and read every request it saw (recorded).
+
+    api = FakeApiServer(token="secret")
+    api.start()            # port 0: the kernel chooses; see api.url
+    api.set_claim("ns", "claim", {...})
+    ...
+    api.stop()
+
+Python standard library only; the server runs in its own threads.
+"""
+
+import json
+import random
+import re
+import ssl
+import string
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+RESOURCE = "/apis/resource.k8s.io/v1"
+NRT = "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies"
+
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+C_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+QUANTITY = re.compile(r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)"
+                      r"(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+)?$")
+SEMVER = re.compile(r"^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)"
+                    r"(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$")
+
+
+def dns_subdomain(s, limit=253):
+    return (isinstance(s, str) and 0 < len(s) <= limit and
+            all(DNS_LABEL.match(p) for p in s.split(".")))
+
+
+def qualified_name(s):
+    if not isinstance(s, str):
+        return False
+    if "/" in s:
+        domain, _, ident = s.partition("/")
+        return (dns_subdomain(domain, 63) and C_IDENT.match(ident) is not None
+                and len(ident) <= 32)
+    return C_IDENT.match(s) is not None and len(s) <= 32
+
+
+def quantity(v):
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (int, float)):
+        return True
+    return isinstance(v, str) and QUANTITY.match(v) is not None
+
+
+def status(code, reason, message, **details):
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {},
+            "status": "Success" if code < 300 else "Failure",
+            "message": message, "reason": reason, "details": details,
+            "code": code}
+
+
+def _meta_errors(obj, api_version, kind, errs, generate=False):
+    if obj.get("apiVersion") != api_version:
+        errs.append("apiVersion: must be %s" % api_version)
+    if obj.get("kind") != kind:
+        errs.append("kind: must be %s" % kind)
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        errs.append("metadata: required")
+        return
+    name = meta.get("name")
+    if name is None and generate and "generateName" in meta:
+        name = meta["generateName"] + "x"
+    if not dns_subdomain(name):
+        errs.append("metadata.name: must be a DNS subdomain")
+
+
+def slice_errors(obj):
+    """What the real server's validation would say about a ResourceSlice
+    (protocols.md 7.1); an empty list when it is fine."""
+    errs = []
+    if not isinstance(obj, dict):
+        return ["body: must be an object"]
+    _meta_errors(obj, "resource.k8s.io/v1", "ResourceSlice", errs, True)
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return errs + ["spec: required"]
+    if not dns_subdomain(spec.get("driver"), 63):
+        errs.append("spec.driver: must be a lower-case DNS subdomain of "
+                    "at most 63 characters")
+    nodes = [k for k in ("nodeName", "nodeSelector", "allNodes",
+                         "perDeviceNodeSelection")
+             if spec.get(k) not in (None, False, "")]
+    if len(nodes) != 1:
+        errs.append("spec: exactly one of nodeName, nodeSelector, allNodes, "
+                    "perDeviceNodeSelection is required")
+    pool = spec.get("pool")
+    if not isinstance(pool, dict):
+        errs.append("spec.pool: required")
+    else:
+        name = pool.get("name")
+        if (not isinstance(name, str) or not name or len(name) > 253 or
+                not all(dns_subdomain(p) for p in name.split("/"))):
+            errs.append("spec.pool.name: invalid")
+        gen = pool.get("generation")
+        if not isinstance(gen, int) or isinstance(gen, bool) or gen < 0:
+            errs.append("spec.pool.generation: must be an integer >= 0")
+        cnt = pool.get("resourceSliceCount")
+        if not isinstance(cnt, int) or isinstance(cnt, bool) or cnt <= 0:
+            errs.append("spec.pool.resourceSliceCount: must be > 0")
+    devices = spec.get("devices", [])
+    if not isinstance(devices, list):
+        return errs + ["spec.devices: must be a list"]
+    advanced = any(isinstance(d, dict) and (
+        d.get("taints") or d.get("consumesCounters") or
+        any(isinstance(a, dict) and
+            any(k in a for k in ("ints", "bools", "strings", "versions"))
+            for a in (d.get("attributes") or {}).values()))
+        for d in devices)
+    limit = 64 if advanced else 128
+    if len(devices) > limit:
+        errs.append("spec.devices: must have at most %d items" % limit)
+    seen = set()
+    for i, d in enumerate(devices):
+        errs.extend(_device_errors(d, "spec.devices[%d]" % i, seen))
+    return errs
+
+
+def _device_errors(d, where, seen):
+    errs = []
+    if not isinstance(d, dict):
+        return [where + ": must be an object"]
+    name = d.get("name")
+    if not isinstance(name, str) or len(name) > 63 or not DNS_LABEL.match(name):
+        errs.append(where + ".name: must be a DNS label")
+    elif name in seen:
+        errs.append(where + ".name: duplicate")
+    seen.add(name)
+    attrs = d.get("attributes") or {}
+    caps = d.get("capacity") or {}
+    if not isinstance(attrs, dict) or not isinstance(caps, dict):
+        return errs + [where + ": attributes and capacity must be maps"]
+    if len(attrs) + len(caps) > 32:
+        errs.append(where + ": at most 32 attributes and capacities")
+    for k, v in attrs.items():
+        w = "%s.attributes[%s]" % (where, k)
+        if not qualified_name(k):
+            errs.append(w + ": invalid qualified name")
+        kinds = [t for t in ("int", "bool", "string", "version")
+                 if isinstance(v, dict) and t in v]
+        if len(kinds) != 1 or len(v) != 1:
+            errs.append(w + ": exactly one of int, bool, string, version")
+            continue
+        val = v[kinds[0]]
+        if kinds[0] == "int" and (not isinstance(val, int) or
+                                  isinstance(val, bool)):
+            errs.append(w + ".int: must be an integer")
+        if kinds[0] == "bool" and not isinstance(val, bool):
+            errs.append(w + ".bool: must be a boolean")
+        if kinds[0] == "string" and (not isinstance(val, str) or
+                                     len(val) > 64):
+            errs.append(w + ".string: at most 64 characters")
+        if kinds[0] == "version" and (not isinstance(val, str) or
+                                      not SEMVER.match(val)):
+            errs.append(w + ".version: must be a semantic version")
+    multi = d.get("allowMultipleAllocations") is True
+    for k, c in caps.items():
+        w = "%s.capacity[%s]" % (where, k)
+        if not qualified_name(k):
+            errs.append(w + ": invalid qualified name")
+        if not isinstance(c, dict) or not quantity(c.get("value")):
+            errs.append(w + ".value: must be a quantity")
+            continue
+        rp = c.get("requestPolicy")
+        if rp is None:
+            continue
+        if not multi:
+            errs.append(w + ".requestPolicy: only with "
+                        "allowMultipleAllocations")
+        if not isinstance(rp, dict):
+            errs.append(w + ".requestPolicy: must be an object")
+            continue
+        if rp.get("default") is not None and not quantity(rp["default"]):
+            errs.append(w + ".requestPolicy.default: must be a quantity")
+        if ("validValues" in rp) == ("validRange" in rp):
+            errs.append(w + ".requestPolicy: exactly one of validValues, "
+                        "validRange")
+        vr = rp.get("validRange")
+        if vr is not None and (not isinstance(vr, dict) or
+                               not quantity(vr.get("min"))):
+            errs.append(w + ".requestPolicy.validRange.min: required")
+        vv = rp.get("validValues")
+        if vv is not None and (not isinstance(vv, list) or len(vv) > 10 or
+                               not all(quantity(x) for x in vv)):
+            errs.append(w + ".requestPolicy.validValues: at most 10 "
+                        "quantities")
+    return errs
+
+
+def nrt_errors(obj):
+    """The CRD schema of NodeResourceTopology v1alpha2 (protocols.md 7.4)."""
+    errs = []
+    if not isinstance(obj, dict):
+        return ["body: must be an object"]
+    _meta_errors(obj, "topology.node.k8s.io/v1alpha2",
+                 "NodeResourceTopology", errs)
+    if "spec" in obj or "status" in obj:
+        errs.append("spec, status: unknown fields (they sit at the top)")
+    zones = obj.get("zones")
+    if not isinstance(zones, list):
+        return errs + ["zones: required"]
+    for i, z in enumerate(zones):
+        w = "zones[%d]" % i
+        if not isinstance(z, dict):
+            errs.append(w + ": must be an object")
+            continue
+        for k in ("name", "type"):
+            if not isinstance(z.get(k), str) or not z.get(k):
+                errs.append("%s.%s: required" % (w, k))
+        for j, r in enumerate(z.get("resources") or []):
+            for k in ("name", "capacity", "allocatable", "available"):
+                if k not in r or (k != "name" and not quantity(r[k])) or (
+                        k == "name" and not isinstance(r[k], str)):
+                    errs.append("%s.resources[%d].%s: required" % (w, j, k))
+        for j, c in enumerate(z.get("costs") or []):
+            if (not isinstance(c.get("name"), str) or
+                    not isinstance(c.get("value"), int)):
+                errs.append("%s.costs[%d]: name and integer value" % (w, j))
+        errs.extend(_attr_errors(z.get("attributes") or [], w + ".attributes"))
+    errs.extend(_attr_errors(obj.get("attributes") or [], "attributes"))
+    return errs
+
+
+def _attr_errors(attrs, where):
+    errs = []
+    for j, a in enumerate(attrs):
+        if (not isinstance(a, dict) or not isinstance(a.get("name"), str) or
+                not isinstance(a.get("value"), str)):
+            errs.append("%s[%d]: name and string value" % (where, j))
+    return errs
+
+
+def _peer_cn(conn):
+    """The common name of a TLS client's certificate, or None."""
+    try:
+        cert = conn.getpeercert()
+    except (AttributeError, ValueError):
+        return None
+    for rdn in (cert or {}).get("subject", ()):
+        for key, value in rdn:
+            if key == "commonName":
+                return value
+    return None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def _dispatch(self):
+        api = self.server.api
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        rec = {"method": self.command, "path": self.path,
+               "headers": dict(self.headers.items()),
+               "body": raw.decode("utf-8", "replace"),
+               "client_cn": _peer_cn(self.connection)}
+        with api.lock:
+            api.requests.append(rec)
+            failing = api._fail > 0
+            if failing:
+                api._fail -= 1
+            delay = api._delay
+            raw_answer = api._raw.pop(0) if api._raw else None
+        api._released.wait()
+        if api._stopping:
+            self.close_connection = True
+            return
+        if delay:
+            time.sleep(delay)
+        if raw_answer is not None:
+            self._send(raw_answer[0], raw_answer[1])
+            return
+        if failing:
+            code, body = api._fail_code, status(
+                api._fail_code, "InternalError", "injected failure")
+        elif api.token is not None and self.headers.get(
+                "Authorization") != "Bearer " + api.token:
+            code, body = 401, status(401, "Unauthorized", "Unauthorized")
+        else:
+            try:
+                data = json.loads(raw) if raw else None
+            except ValueError as e:
+                data = None
+                code, body = 400, status(400, "BadRequest",
+                                         "invalid JSON: %s" % e)
+            else:
+                with api.lock:
+                    code, body = api._route(self.command, self.path, data)
+        self._send(code, json.dumps(body).encode())
+
+    def _send(self, code, out):
+        try:
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(out)))
+            self.end_headers()
+            self.wfile.write(out)
+        except OSError:
+            pass
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _dispatch
+
+
+class FakeApiServer:
+    def __init__(self, token=None, tls=None):
+        """tls: (certfile, keyfile, client_ca or None) serves https and,
+        with client_ca, demands a client certificate signed by it."""
+        self.token = token
+        self.tls = tls
+        self._raw = []
+        self.lock = threading.Lock()
+        self.requests = []
+        self.claims = {}
+        self.nodes = {}
+        self.slices = {}
+        self.nrts = {}
+        self._rv = 100
+        self._fail = 0
+        self._fail_code = 500
+        self._delay = 0
+        self._released = threading.Event()
+        self._released.set()
+        self._stopping = False
+        self._httpd = None
+        self._thread = None
+
+    # -- control --------------------------------------------------------
+
+    def start(self, port=0):
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
+        self._httpd.daemon_threads = True
+        self._httpd.api = self
+        if self.tls is not None:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(self.tls[0], self.tls[1])
+            if self.tls[2] is not None:
+                ctx.load_verify_locations(self.tls[2])
+                ctx.verify_mode = ssl.CERT_REQUIRED
+            self._httpd.socket = ctx.wrap_socket(self._httpd.socket,
+                                                 server_side=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever,
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    @property
+    def port(self):
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self):
+        return "%s://127.0.0.1:%d" % ("https" if self.tls else "http",
+                                      self.port)
+
+    def stop(self):
+        self._stopping = True
+        self._released.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self):
+        return self.start() if self._httpd is None else self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def set_claim(self, namespace, name, obj):
+        with self.lock:
+            obj = json.loads(json.dumps(obj))
+            meta = obj.setdefault("metadata", {})
+            meta.setdefault("name", name)
+            meta.setdefault("namespace", namespace)
+            meta["resourceVersion"] = self._next_rv()
+            self.claims[(namespace, name)] = obj
+
+    def set_node(self, name, uid):
+        with self.lock:
+            self.nodes[name] = {"apiVersion": "v1", "kind": "Node",
+                                "metadata": {"name": name, "uid": uid,
+                                             "resourceVersion":
+                                             self._next_rv()}}
+
+    def fail_next(self, n, code=500):
+        with self.lock:
+            self._fail = n
+            self._fail_code = code
+
+    def hang(self, on):
+        """While on, requests are held unanswered until hang(False)."""
+        if on:
+            self._released.clear()
+        else:
+            self._released.set()
+
+    def raw_next(self, code, data):
+        """Answer the next request with these bytes, whatever they are."""
+        with self.lock:
+            self._raw.append((code, data))
+
+    def delay(self, seconds):
+        with self.lock:
+            self._delay = seconds
+
+    def recorded(self, method=None, prefix=""):
+        with self.lock:
+            return [r for r in self.requests
+                    if (method is None or r["method"] == method) and
+                    r["path"].startswith(prefix)]
+
+    # -- the API --------------------------------------------------------
+
+    def _next_rv(self):
+        self._rv += 1
+        return str(self._rv)
+
+    def _route(self, method, target, data):
+        url = urlsplit(target)
+        path, query = url.path, parse_qs(url.query)
+        m = re.match(r"^%s/namespaces/([^/]+)/resourceclaims/([^/]+)$"
+                     % RESOURCE, path)
+        if m:
+            if method != "GET":
+                return 405, status(405, "MethodNotAllowed", "not here")
+            obj = self.claims.get((m.group(1), m.group(2)))
+            if obj is None:
+                return self._not_found("resourceclaims", m.group(2))
+            return 200, obj
+        m = re.match(r"^/api/v1/nodes/([^/]+)$", path)
+        if m and method == "GET":
+            obj = self.nodes.get(m.group(1))
+            if obj is None:
+                return self._not_found("nodes", m.group(1))
+            return 200, obj
+        if path == RESOURCE + "/resourceslices":
+            if method == "GET":
+                return 200, self._list_slices(query)
+            if method == "POST":
+                return self._create(self.slices, "resourceslices", data,
+                                    slice_errors, "ResourceSlice")
+        m = re.match(r"^%s/resourceslices/([^/]+)$" % RESOURCE, path)
+        if m:
+            return self._item(self.slices, "resourceslices", m.group(1),
+                              method, data, slice_errors, "ResourceSlice")
+        if path == NRT and method == "POST":
+            return self._create(self.nrts, "noderesourcetopologies", data,
+                                nrt_errors, "NodeResourceTopology")
+        if path == NRT and method == "GET":
+            return 200, {"apiVersion": "topology.node.k8s.io/v1alpha2",
+                         "kind": "NodeResourceTopologyList",
+                         "metadata": {"resourceVersion": str(self._rv)},
+                         "items": list(self.nrts.values())}
+        m = re.match(r"^%s/([^/]+)$" % NRT, path)
+        if m and method in ("GET", "PUT"):
+            return self._item(self.nrts, "noderesourcetopologies",
+                              m.group(1), method, data, nrt_errors,
+                              "NodeResourceTopology")
+        return 404, status(404, "NotFound", "the server could not find "
+                           "the requested resource")
+
+    def _not_found(self, kind, name):
+        return 404, status(404, "NotFound", '%s "%s" not found'
+                           % (kind, name), name=name, kind=kind)
+
+    def _invalid(self, kind, name, errs):
+        return 422, status(422, "Invalid", '%s "%s" is invalid: %s'
+                           % (kind, name, "; ".join(errs)),
+                           name=name, kind=kind,
+                           causes=[{"reason": "FieldValueInvalid",
+                                    "message": e} for e in errs])
+
+    def _create(self, store, kind, data, check, kindname):
+        errs = check(data)
+        meta = data.get("metadata", {}) if isinstance(data, dict) else {}
+        name = meta.get("name") if isinstance(meta, dict) else None
+        if errs:
+            return self._invalid(kindname, name or "", errs)
+        if not name:
+            name = meta["generateName"] + "".join(
+                random.choice(string.ascii_lowercase + string.digits)
+                for _ in range(5))
+        if name in store:
+            return 409, status(409, "AlreadyExists", '%s "%s" already '
+                               'exists' % (kind, name), name=name, kind=kind)
+        if meta.get("resourceVersion"):
+            return 400, status(400, "BadRequest", "resourceVersion should "
+                               "not be set on objects to be created")
+        obj = json.loads(json.dumps(data))
+        obj["metadata"]["name"] = name
+        obj["metadata"]["uid"] = "%08x-0000-4000-8000-%012x" % (
+            random.getrandbits(32), random.getrandbits(48))
+        obj["metadata"]["resourceVersion"] = self._next_rv()
+        store[name] = obj
+        return 201, obj
+
+    def _item(self, store, kind, name, method, data, check, kindname):
+        obj = store.get(name)
+        if method == "GET":
+            if obj is None:
+                return self._not_found(kind, name)
+            return 200, obj
+        if method == "DELETE":
+            if obj is None:
+                return self._not_found(kind, name)
+            pre = ((data or {}).get("preconditions") or {}) if isinstance(
+                data, dict) else {}
+            rv = pre.get("resourceVersion")
+            if rv is not None and rv != obj["metadata"]["resourceVersion"]:
+                return self._conflict(kind, name)
+            del store[name]
+            return 200, status(200, "", "", name=name, kind=kind)
+        if method == "PUT":
+            errs = check(data)
+            if errs:
+                return self._invalid(kindname, name, errs)
+            if data["metadata"].get("name") != name:
+                return 400, status(400, "BadRequest", "the name of the "
+                                   "object does not match the name on the "
+                                   "URL")
+            if obj is None:
+                return self._not_found(kind, name)
+            rv = data["metadata"].get("resourceVersion")
+            if not rv:
+                return 422, status(422, "Invalid", "metadata."
+                                   "resourceVersion: must be specified "
+                                   "for an update")
+            if rv != obj["metadata"]["resourceVersion"]:
+                return self._conflict(kind, name)
+            new = json.loads(json.dumps(data))
+            new["metadata"]["uid"] = obj["metadata"]["uid"]
+            new["metadata"]["resourceVersion"] = self._next_rv()
+            store[name] = new
+            return 200, new
+        return 405, status(405, "MethodNotAllowed", "method not allowed")
+
+    def _conflict(self, kind, name):
+        return 409, status(409, "Conflict", 'Operation cannot be fulfilled '
+                           'on %s "%s": the object has been modified; '
+                           'please apply your changes to the latest version '
+                           'and try again' % (kind, name),
+                           name=name, kind=kind)
+
+    def _list_slices(self, query):
+        want = {}
+        for sel in query.get("fieldSelector", []):
+            for term in sel.split(","):
+                k, _, v = term.partition("=")
+                want[k] = v
+
+        def field(obj, dotted):
+            for part in dotted.split("."):
+                obj = obj.get(part) if isinstance(obj, dict) else None
+            return obj
+
+        items = [o for o in self.slices.values()
+                 if all(field(o, k) == v for k, v in want.items())]
+        return {"apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSliceList",
+                "metadata": {"resourceVersion": str(self._rv)},
+                "items": items}
