@@ -129,7 +129,7 @@ static const struct config_key config_keys[] = {
 	  NULL, CONFIG_RESTART,
 	  "The DRA driver name of DeviceClasses and ResourceSlices; it also "
 	  "names the kubelet plugin sockets.",
-	  "a DNS subdomain of at most 63 characters",
+	  "a DNS subdomain of at most 63 characters, starting with a letter",
 	  OFF(dra_driver_name), 0, config_check_driver_name },
 	{ "nodeResourceTopology", CONFIG_OBJECT, "{}", 0, 0, NULL,
 	  CONFIG_RELOADABLE,
@@ -461,7 +461,8 @@ config_check_driver_name(const char *s, char **why)
 	char		*q;
 	size_t		 len = strlen(s);
 
-	if (len == 0 || len > CONFIG_DRIVER_NAME_MAX)
+	/* CDI needs its kind's vendor part to start with a letter. */
+	if (len == 0 || len > CONFIG_DRIVER_NAME_MAX || *s < 'a' || *s > 'z')
 		goto bad;
 	label = s;
 	for (p = s;; p++) {
@@ -479,8 +480,9 @@ config_check_driver_name(const char *s, char **why)
 bad:
 	q = config_quote(s);
 	xasprintf(why, "%s is not a DNS subdomain of at most %d characters "
-	    "(lowercase letters, digits, - and ., labels starting and ending "
-	    "with a letter or digit)", q, CONFIG_DRIVER_NAME_MAX);
+	    "starting with a letter (lowercase letters, digits, - and ., "
+	    "labels starting and ending with a letter or digit)", q,
+	    CONFIG_DRIVER_NAME_MAX);
 	free(q);
 	return (-1);
 }

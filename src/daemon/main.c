@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "server.h"
+#include "watch.h"
 
 static void
 usage(FILE *f)
@@ -22,6 +23,7 @@ usage(FILE *f)
 "                  [--nri-socket PATH] [--nri-index N] [--admin-socket PATH]\n"
 "                  [--kubelet-dir DIR] [--cdi-dir DIR] [--kubeconfig FILE]\n"
 "                  [--node-name NAME] [--nri-reconnect-max MS]\n"
+"                  [--config-debounce MS]\n"
 "\n"
 "  -f                    stay in the foreground and log to stderr\n"
 "  -v                    log more (repeat for debug)\n"
@@ -37,7 +39,9 @@ usage(FILE *f)
 "  --cdi-dir DIR         where CDI specs go (default /var/run/cdi)\n"
 "  --kubeconfig FILE     the API server's kubeconfig (default: in-cluster)\n"
 "  --node-name NAME      this node (default $NODE_NAME, else the host name)\n"
-"  --nri-reconnect-max MS  cap of the reconnect backoff (default 30000)\n");
+"  --nri-reconnect-max MS  cap of the reconnect backoff (default 30000)\n"
+"  --config-debounce MS  quiet period before a changed config is reloaded\n"
+"                        (default 300)\n");
 }
 
 static int
@@ -68,6 +72,7 @@ main(int argc, char **argv)
 		{ "kubeconfig", required_argument, NULL, 'K' },
 		{ "node-name", required_argument, NULL, 'H' },
 		{ "nri-reconnect-max", required_argument, NULL, 'B' },
+		{ "config-debounce", required_argument, NULL, 'D' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -89,6 +94,7 @@ main(int argc, char **argv)
 	o.kubelet_dir = "/var/lib/kubelet";
 	o.cdi_dir = "/var/run/cdi";
 	o.nri_backoff_max_ms = 30000;
+	o.watch_debounce_ms = WATCH_DEBOUNCE_MS;
 	o.node_name = getenv("NODE_NAME");
 
 	while ((ch = getopt_long(argc, argv, "fnvVh", opts, NULL)) != -1) {
@@ -155,6 +161,14 @@ main(int argc, char **argv)
 				return (2);
 			}
 			o.nri_backoff_max_ms = (int)v;
+			break;
+		case 'D':
+			if (number(optarg, 10, 60000, &v) != 0) {
+				fprintf(stderr, "topoawared: --config-debounce "
+				    "%s: not a number 10-60000\n", optarg);
+				return (2);
+			}
+			o.watch_debounce_ms = (int)v;
 			break;
 		default:
 			usage(stderr);

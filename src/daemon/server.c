@@ -25,6 +25,7 @@
 #include "server.h"
 #include "statefile.h"
 #include "sysfs.h"
+#include "watch.h"
 #include "xmalloc.h"
 
 /* Reads the config file; an absent file means the embedded defaults. */
@@ -146,6 +147,7 @@ server_init(struct server *srv, const struct server_opts *o, char **cause)
 	srv->last_reload.ok = 1;
 	srv->last_reload.generation = 1;
 
+	watch_snapshot(o->config_path, &srv->cfg_text, &srv->cfg_textlen);
 	if ((rc = sysfs_discover(o->sysfs_root, &srv->topo, cause)) != 0 ||
 	    (rc = load_config(o->config_path, &srv->cfg, cause)) != 0 ||
 	    (rc = statefile_check_dir(o->state_dir, cause)) != 0 ||
@@ -186,8 +188,9 @@ watchdog_cb(evutil_socket_t fd, short what, void *arg)
 int
 server_start(struct server *srv, char **cause)
 {
-	struct timeval	tv;
-	uint64_t	usec;
+	struct timeval	 tv;
+	uint64_t	 usec;
+	char		*why = NULL;
 
 	signal(SIGPIPE, SIG_IGN);
 	if ((srv->base = event_base_new()) == NULL) {
@@ -218,6 +221,13 @@ server_start(struct server *srv, char **cause)
 	}
 	if (admin_new(srv, srv->opts.admin_socket, &srv->admin, cause) != 0)
 		return (-EIO);
+	/* Without a watch the daemon still reloads on SIGHUP and `reload`. */
+	if (watch_new(srv, srv->opts.watch_debounce_ms, &srv->watch,
+	    &why) != 0) {
+		log_warnx("not watching the config file for changes: %s",
+		    why);
+		free(why);
+	}
 	if (nri_new(srv, &srv->nri, cause) != 0)
 		return (-EIO);
 	/* Saving once at start rewrites a state file another version left. */
@@ -247,6 +257,7 @@ void
 server_clear(struct server *srv)
 {
 	nri_free(srv->nri);
+	watch_free(srv->watch);
 	admin_free(srv->admin);
 	if (srv->ev_sigterm != NULL)
 		event_free(srv->ev_sigterm);
@@ -263,6 +274,7 @@ server_clear(struct server *srv)
 	topology_free(srv->topo);
 	free(srv->last_reload.error);
 	free(srv->last_error);
+	free(srv->cfg_text);
 	memset(srv, 0, sizeof *srv);
 }
 
@@ -480,6 +492,10 @@ server_reload(struct server *srv, const char *why, char **cause)
 
 	sd_reloading();
 	policy_effects_init(&fx);
+	/* Taken before the load: a write in between only costs a reload. */
+	free(srv->cfg_text);
+	watch_snapshot(srv->opts.config_path, &srv->cfg_text,
+	    &srv->cfg_textlen);
 	if ((rc = load_config(srv->opts.config_path, &cfg, &err)) != 0 ||
 	    (rc = config_check_reload(srv->cfg, cfg, &err)) != 0 ||
 	    (rc = policy_reconfigure(srv->policy, cfg, &fx, &err)) != 0) {

@@ -32,12 +32,14 @@ struct server_opts {
 	const char	*kubeconfig;
 	const char	*node_name;
 	int		 nri_backoff_max_ms;	/* reconnect backoff cap */
+	int		 watch_debounce_ms;	/* config file quiet period */
 	int		 foreground;
 	int		 verbosity;
 };
 
 struct nri;
 struct admin;
+struct watch;
 
 struct server {
 	struct event_base	*base;
@@ -63,6 +65,9 @@ struct server {
 
 	struct nri		*nri;
 	struct admin		*admin;
+	struct watch		*watch;
+	char			*cfg_text;	/* the file the last load read */
+	size_t			 cfg_textlen;
 };
 
 /* main.c hands over the options; server_start builds and listens. */

@@ -304,7 +304,7 @@ Test(config, driver_names_good)
 
 	one_string("dra", "driverName", "a");
 	one_string("dra", "driverName", "x1-2.y");
-	one_string("dra", "driverName", "0.example.com");
+	one_string("dra", "driverName", "a0.example.com");
 	one_string("dra", "driverName", "dra.cpu");
 	memset(name, 'a', 63);
 	name[63] = '\0';
@@ -494,6 +494,9 @@ Test(config, bad_values_named)
 	parse_bad("{\"dra\": {\"driverName\": \"a.\"}}", "dra.driverName:");
 	parse_bad("{\"dra\": {\"driverName\": \".a\"}}", "dra.driverName:");
 	parse_bad("{\"dra\": {\"driverName\": \"a_b.io\"}}", "dra.driverName:");
+	/* CDI vendors start with a letter. */
+	parse_bad("{\"dra\": {\"driverName\": \"0.example.com\"}}",
+	    "dra.driverName: \"0.example.com\" is not a DNS subdomain");
 	parse_bad("{\"dra\": {\"driverName\": \"a/b\"}}", "dra.driverName:");
 	memset(name, 'a', 64);
 	name[64] = '\0';

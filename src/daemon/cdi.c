@@ -1,0 +1,388 @@
+/*
+ * cdi.c owns the CDI spec files the DRA plugin hands to the runtime. The
+ * runtime watches the folder with inotify and loads every *.json in it
+ * strictly, so a file must appear whole: it is staged under a name CDI
+ * ignores, synced and renamed over. Claim UIDs and the driver name come
+ * from outside (the API server, the config) and end up in a file name and
+ * in CDI names, so both are checked against the narrowest rule that fits
+ * them rather than escaped.
+ */
+#include "autoconf.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cdi.h"
+#include "log.h"
+#include "xmalloc.h"
+
+/* Bad names are echoed in causes cut to this many bytes. */
+#define CDI_QUOTE_MAX	80
+
+static int	cdi_error(char **, int, const char *, ...)
+		    __attribute__((__format__(__printf__, 3, 4)));
+
+static int
+cdi_error(char **cause, int error, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) == -1)
+		s = xstrdup("out of memory");
+	va_end(ap);
+	if (cause != NULL)
+		*cause = s;
+	else
+		free(s);
+	return (-error);
+}
+
+/* "<op> <path>: <strerror>" for the system call that just failed. */
+static int
+cdi_syserr(char **cause, const char *op, const char *path)
+{
+	int	error = errno;
+
+	if (error == 0)
+		error = EIO;
+	return (cdi_error(cause, error, "%s %s: %s", op, path,
+	    strerror(error)));
+}
+
+static int
+cdi_lower_or_digit(char c)
+{
+	return ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
+}
+
+static int
+cdi_alnum(char c)
+{
+	return (cdi_lower_or_digit(c) || (c >= 'A' && c <= 'Z'));
+}
+
+int
+cdi_check_driver(const char *driver, char **cause)
+{
+	const char	*p, *label;
+	char		*q;
+	size_t		 len;
+	int		 rc;
+
+	len = driver == NULL ? 0 : strlen(driver);
+	/* CDI wants the vendor to start with a letter; DNS does not. */
+	if (len == 0 || len > CDI_DRIVER_MAX || !(*driver >= 'a' &&
+	    *driver <= 'z'))
+		goto bad;
+	label = driver;
+	for (p = driver;; p++) {
+		if (*p == '.' || *p == '\0') {
+			if (p == label || !cdi_lower_or_digit(*label) ||
+			    !cdi_lower_or_digit(p[-1]))
+				goto bad;
+			if (*p == '\0')
+				return (0);
+			label = p + 1;
+		} else if (!cdi_lower_or_digit(*p) && *p != '-')
+			goto bad;
+	}
+bad:
+	q = log_escape(driver, CDI_QUOTE_MAX);
+	rc = cdi_error(cause, EINVAL, "CDI driver name \"%s\" is not a DNS "
+	    "subdomain of at most %d characters starting with a letter", q,
+	    CDI_DRIVER_MAX);
+	free(q);
+	return (rc);
+}
+
+/*
+ * The uid becomes part of a file name and of CDI device names, which
+ * allow letters, digits, '-', '_', '.' and ':' only; refusing anything
+ * else also keeps '/', control characters and ".." out of the path.
+ */
+int
+cdi_check_uid(const char *uid, char **cause)
+{
+	const char	*p;
+	char		*q;
+	size_t		 len;
+	int		 rc;
+
+	len = uid == NULL ? 0 : strlen(uid);
+	if (len == 0 || len > CDI_UID_MAX || strcmp(uid, ".") == 0 ||
+	    strstr(uid, "..") != NULL)
+		goto bad;
+	for (p = uid; *p != '\0'; p++) {
+		if (!cdi_alnum(*p) && *p != '-' && *p != '_' && *p != '.' &&
+		    *p != ':')
+			goto bad;
+	}
+	return (0);
+bad:
+	q = log_escape(uid, CDI_QUOTE_MAX);
+	rc = cdi_error(cause, EINVAL, "claim UID \"%s\" is not a safe CDI "
+	    "name (1 to %d letters, digits, -, _, . and :, not \".\", no "
+	    "\"..\")", q, CDI_UID_MAX);
+	free(q);
+	return (rc);
+}
+
+/* An env edit "K=V": K not empty, no control characters anywhere. */
+static int
+cdi_check_edit(const char *uid, size_t i, const char *edit, char **cause)
+{
+	const char	*p;
+	char		*q;
+	int		 rc;
+
+	if (edit != NULL && *edit != '=' && strchr(edit, '=') != NULL) {
+		for (p = edit; *p != '\0'; p++) {
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				break;
+		}
+		if (*p == '\0')
+			return (0);
+	}
+	q = log_escape(edit, CDI_QUOTE_MAX);
+	rc = cdi_error(cause, EINVAL, "CDI spec for claim %s: edit %zu \"%s\" "
+	    "is not an environment variable K=V", uid, i, q);
+	free(q);
+	return (rc);
+}
+
+char *
+cdi_device_id(const char *driver, const char *uid, size_t i)
+{
+	char	*s;
+
+	xasprintf(&s, "%s/%s=claim-%s-%zu", driver, CDI_CLASS, uid, i);
+	return (s);
+}
+
+char *
+cdi_path(const char *dir, const char *driver, const char *uid)
+{
+	char	*s;
+
+	xasprintf(&s, "%s/%s-%s_%s.json", dir, driver, CDI_CLASS, uid);
+	return (s);
+}
+
+/* The spec as text (caller frees), or NULL when jansson refuses a string
+ * (not UTF-8). */
+static char *
+cdi_render(const char *driver, const char *uid, const char *const *edits,
+    size_t n)
+{
+	json_t	*doc, *devices, *dev;
+	char	*kind, *name, *text, *out = NULL;
+	size_t	 i;
+
+	xasprintf(&kind, "%s/%s", driver, CDI_CLASS);
+	doc = json_pack("{s:s, s:s, s:[]}", "cdiVersion", CDI_VERSION,
+	    "kind", kind, "devices");
+	free(kind);
+	if (doc == NULL)
+		return (NULL);
+	devices = json_object_get(doc, "devices");
+	for (i = 0; i < n; i++) {
+		xasprintf(&name, "claim-%s-%zu", uid, i);
+		dev = json_pack("{s:s, s:{s:[s]}}", "name", name,
+		    "containerEdits", "env", edits[i]);
+		free(name);
+		/* append_new takes dev, even when it fails. */
+		if (dev == NULL || json_array_append_new(devices, dev) != 0)
+			goto out;
+	}
+	if ((text = json_dumps(doc, JSON_INDENT(2))) != NULL) {
+		xasprintf(&out, "%s\n", text);
+		free(text);
+	}
+out:
+	json_decref(doc);
+	return (out);
+}
+
+static int
+cdi_write_all(int fd, const char *data, size_t len)
+{
+	ssize_t	n;
+
+	while (len > 0) {
+		n = write(fd, data, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return (-1);
+		if (n == 0) {
+			errno = EIO;
+			return (-1);
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	return (0);
+}
+
+/* The folder exists (made 0755 if it did not) and is a folder. */
+static int
+cdi_ensure_dir(const char *dir, char **cause)
+{
+	struct stat	st;
+
+	if (stat(dir, &st) == -1) {
+		if (errno != ENOENT)
+			return (cdi_syserr(cause, "stat", dir));
+		if (mkdir(dir, 0755) == -1 && errno != EEXIST)
+			return (cdi_syserr(cause, "mkdir", dir));
+		/* The runtime may not run as us: 0755 whatever the umask. */
+		if (chmod(dir, 0755) == -1 || stat(dir, &st) == -1)
+			return (cdi_syserr(cause, "chmod", dir));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return (cdi_error(cause, ENOTDIR, "CDI directory %s: %s", dir,
+		    strerror(ENOTDIR)));
+	return (0);
+}
+
+static int
+cdi_sync_dir(const char *dir, char **cause)
+{
+	int	fd, rc = 0;
+
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return (cdi_syserr(cause, "open", dir));
+	/* Some file systems cannot sync a folder and say EINVAL. */
+	if (fsync(fd) == -1 && errno != EINVAL)
+		rc = cdi_syserr(cause, "fsync", dir);
+	close(fd);
+	return (rc);
+}
+
+/*
+ * Stages data in <path>.tmp and renames it over path. Only this daemon
+ * writes these names, so a temporary file already there was left by a
+ * crash and is replaced.
+ */
+static int
+cdi_replace(const char *dir, const char *path, const char *data, size_t len,
+    char **cause)
+{
+	char	*tmp;
+	int	 fd, rc, flags;
+
+	xasprintf(&tmp, "%s%s", path, CDI_TMP_SUFFIX);
+	flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
+	fd = open(tmp, flags, 0644);
+	if (fd == -1 && errno == EEXIST && unlink(tmp) == 0)
+		fd = open(tmp, flags, 0644);
+	if (fd == -1) {
+		rc = cdi_syserr(cause, "create", tmp);
+		goto out;
+	}
+	if (fchmod(fd, 0644) == -1) {
+		rc = cdi_syserr(cause, "chmod", tmp);
+		goto fail;
+	}
+	if (cdi_write_all(fd, data, len) == -1) {
+		rc = cdi_syserr(cause, "write", tmp);
+		goto fail;
+	}
+	if (fsync(fd) == -1) {
+		rc = cdi_syserr(cause, "fsync", tmp);
+		goto fail;
+	}
+	rc = close(fd);
+	fd = -1;
+	if (rc == -1) {
+		rc = cdi_syserr(cause, "close", tmp);
+		goto fail;
+	}
+	if (rename(tmp, path) == -1) {
+		rc = cdi_error(cause, errno, "rename %s to %s: %s", tmp, path,
+		    strerror(errno));
+		goto fail;
+	}
+	rc = cdi_sync_dir(dir, cause);
+	goto out;
+
+fail:
+	if (fd != -1)
+		close(fd);
+	unlink(tmp);
+out:
+	free(tmp);
+	return (rc);
+}
+
+int
+cdi_write(const char *dir, const char *driver, const char *uid,
+    const char *const *edits, size_t n, char **cause)
+{
+	char	*path, *data;
+	size_t	 i;
+	int	 rc;
+
+	if ((rc = cdi_check_driver(driver, cause)) != 0 ||
+	    (rc = cdi_check_uid(uid, cause)) != 0)
+		return (rc);
+	/* CDI refuses a spec without devices, so an empty claim has none. */
+	if (n == 0 || n > CDI_MAX_DEVICES)
+		return (cdi_error(cause, EINVAL, "CDI spec for claim %s: %zu "
+		    "devices, not 1 to %d", uid, n, CDI_MAX_DEVICES));
+	for (i = 0; i < n; i++) {
+		if ((rc = cdi_check_edit(uid, i, edits[i], cause)) != 0)
+			return (rc);
+	}
+	if ((data = cdi_render(driver, uid, edits, n)) == NULL)
+		return (cdi_error(cause, EINVAL, "CDI spec for claim %s: an "
+		    "edit is not valid UTF-8", uid));
+	path = cdi_path(dir, driver, uid);
+	if ((rc = cdi_ensure_dir(dir, cause)) == 0)
+		rc = cdi_replace(dir, path, data, strlen(data), cause);
+	free(path);
+	free(data);
+	return (rc);
+}
+
+int
+cdi_remove(const char *dir, const char *driver, const char *uid,
+    char **cause)
+{
+	char	*path, *tmp;
+	int	 rc, removed = 0;
+
+	if ((rc = cdi_check_driver(driver, cause)) != 0 ||
+	    (rc = cdi_check_uid(uid, cause)) != 0)
+		return (rc);
+	path = cdi_path(dir, driver, uid);
+	xasprintf(&tmp, "%s%s", path, CDI_TMP_SUFFIX);
+	if (unlink(path) == 0)
+		removed = 1;
+	else if (errno != ENOENT) {
+		rc = cdi_syserr(cause, "unlink", path);
+		goto out;
+	}
+	if (unlink(tmp) == -1 && errno != ENOENT) {
+		rc = cdi_syserr(cause, "unlink", tmp);
+		goto out;
+	}
+	/* A spec back after a crash would name CPUs no longer held. */
+	if (removed)
+		rc = cdi_sync_dir(dir, cause);
+out:
+	free(tmp);
+	free(path);
+	return (rc);
+}

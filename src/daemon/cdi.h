@@ -1,0 +1,64 @@
+/*
+ * The CDI spec files of prepared claims (SPEC R-DRA, R-CLAIM-8): one JSON
+ * file per claim, <dir>/<driver>-device_<uid>.json, kind <driver>/device,
+ * device i named claim-<uid>-<i>, written atomically so that a runtime
+ * watching the folder sees the old file, the new one or none. Plain
+ * blocking I/O on small files; no libevent.
+ *
+ * Every function returning int returns 0 or a negative errno and, on
+ * error, sets *cause (when cause is not NULL) to a text naming the path or
+ * the bad name, which the caller frees.
+ */
+#ifndef TOPOAWARE_CDI_H
+#define TOPOAWARE_CDI_H
+
+#include <stddef.h>
+
+/* The lowest version that allows device names starting with a digit and
+ * the one every DRA-capable containerd reads (protocols.md §6.4). */
+#define CDI_VERSION		"0.5.0"
+#define CDI_CLASS		"device"
+#define CDI_DEFAULT_DIR		"/var/run/cdi"
+/* A claim has at most 32 allocation results, so at most 32 devices. */
+#define CDI_MAX_DEVICES		32
+/* Longer claim UIDs are refused; Kubernetes' are 36-character UUIDs. With
+ * the driver's 63 the staged file name stays well within NAME_MAX. */
+#define CDI_UID_MAX		128
+/* Kubernetes' limit for driver names. */
+#define CDI_DRIVER_MAX		63
+/* What a write is staged in, beside the spec; CDI ignores the name. */
+#define CDI_TMP_SUFFIX		".tmp"
+
+/*
+ * Replaces <dir>/<driver>-device_<uid>.json with a spec holding n devices
+ * (1 <= n <= CDI_MAX_DEVICES), device i setting the environment variable
+ * edits[i] ("K=V", K not empty). dir is created 0755 when absent (its
+ * parent must exist). The driver must be a DNS subdomain of at most
+ * CDI_DRIVER_MAX characters starting with a letter (a CDI vendor); the uid
+ * a name of at most CDI_UID_MAX letters, digits, '-', '_', '.' and ':'
+ * other than "." and holding no "..". The file reaches the disk (file and folder synced)
+ * before this returns; on error the old spec, if any, is left as it was
+ * and no temporary file stays behind.
+ */
+int	cdi_write(const char *dir, const char *driver, const char *uid,
+	    const char *const *edits, size_t n, char **cause);
+
+/* Removes the claim's spec (and a leftover temporary file); an absent one,
+ * or an absent dir, is not an error. */
+int	cdi_remove(const char *dir, const char *driver, const char *uid,
+	    char **cause);
+
+/* 0 when cdi_write would accept the name, else -EINVAL and a cause. */
+int	cdi_check_driver(const char *driver, char **cause);
+int	cdi_check_uid(const char *uid, char **cause);
+
+/*
+ * "<driver>/device=claim-<uid>-<i>", the fully qualified CDI device id the
+ * kubelet passes to the runtime, and "<dir>/<driver>-device_<uid>.json".
+ * Both only format: the caller frees the result and passes names that
+ * cdi_write accepted.
+ */
+char	*cdi_device_id(const char *driver, const char *uid, size_t i);
+char	*cdi_path(const char *dir, const char *driver, const char *uid);
+
+#endif

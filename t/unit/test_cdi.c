@@ -1,0 +1,524 @@
+/*
+ * test_cdi.c: the per-claim CDI spec files of R-DRA and R-CLAIM-8. The
+ * content is read back with jansson and every field checked against the
+ * CDI rules of protocols.md §6; a rewrite replaces the file by rename (a
+ * reader holding the old one keeps it whole); removal, refused names and
+ * edits, and failed writes (EFBIG, a file where the folder should be)
+ * leave no temporary file and no partial spec.
+ */
+#include "autoconf.h"
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cdi.h"
+#include "testlib.h"
+#include "xmalloc.h"
+
+#define DRIVER	"topology-aware.nri.io"
+#define UID	"6f0c1e2a-0000-4c1d-9d6e-1b2c3d4e5f60"
+#define FILE_OF(uid)	DRIVER "-device_" uid ".json"
+
+static char *
+join(const char *dir, const char *name)
+{
+	char	*p;
+
+	xasprintf(&p, "%s/%s", dir, name);
+	return (p);
+}
+
+static void
+put(const char *path, const char *data)
+{
+	FILE	*f;
+
+	f = fopen(path, "w");
+	cr_assert_not_null(f, "%s", path);
+	cr_assert(fputs(data, f) >= 0);
+	cr_assert(fclose(f) == 0);
+}
+
+static char *
+get(const char *path)
+{
+	FILE	*f;
+	char	*buf;
+	long	 n;
+
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	cr_assert(fseek(f, 0, SEEK_END) == 0);
+	n = ftell(f);
+	rewind(f);
+	buf = xmalloc((size_t)n + 1);
+	cr_assert(fread(buf, 1, (size_t)n, f) == (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	return (buf);
+}
+
+static int
+exists(const char *path)
+{
+	struct stat	st;
+
+	return (lstat(path, &st) == 0);
+}
+
+/* The names in dir, sorted, joined by spaces (caller frees). */
+static char *
+listing(const char *dir)
+{
+	struct dirent	**names;
+	char		 *out = xstrdup(""), *next;
+	int		  n, i;
+
+	n = scandir(dir, &names, NULL, alphasort);
+	cr_assert(n >= 0, "%s", dir);
+	for (i = 0; i < n; i++) {
+		if (strcmp(names[i]->d_name, ".") != 0 &&
+		    strcmp(names[i]->d_name, "..") != 0) {
+			xasprintf(&next, "%s%s%s", out, *out ? " " : "",
+			    names[i]->d_name);
+			free(out);
+			out = next;
+		}
+		free(names[i]);
+	}
+	free(names);
+	return (out);
+}
+
+static void
+assert_listing(const char *dir, const char *want)
+{
+	char	*got;
+
+	got = listing(dir);
+	cr_assert_str_eq(got, want, "%s holds \"%s\"", dir, got);
+	free(got);
+}
+
+static void
+write_ok(const char *dir, const char *uid, const char *const *edits,
+    size_t n)
+{
+	char	*cause = NULL;
+	int	 rc;
+
+	rc = cdi_write(dir, DRIVER, uid, edits, n, &cause);
+	cr_assert_eq(rc, 0, "cdi_write: %s", cause ? cause : "");
+	cr_assert_null(cause);
+}
+
+/* The cause names what it should and the error's text. */
+static void
+assert_cause(char *cause, const char *what, int error)
+{
+	cr_assert_not_null(cause);
+	cr_assert_not_null(strstr(cause, what), "\"%s\" lacks \"%s\"", cause,
+	    what);
+	if (error != 0)
+		cr_assert_not_null(strstr(cause, strerror(error)),
+		    "\"%s\" lacks \"%s\"", cause, strerror(error));
+	free(cause);
+}
+
+/*
+ * Checks the file at path against the CDI shape (protocols.md §6.1-6.2):
+ * exactly cdiVersion, kind and devices; device i exactly a name
+ * claim-<uid>-<i> and containerEdits holding only env [edits[i]].
+ */
+static void
+assert_spec(const char *path, const char *uid, const char *const *edits,
+    size_t n)
+{
+	json_error_t	 err;
+	json_t		*doc, *devs, *dev, *ce, *env;
+	char		*name, *id, *want;
+	size_t		 i;
+
+	doc = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+	cr_assert_not_null(doc, "%s: %s", path, err.text);
+	cr_assert(json_is_object(doc));
+	cr_assert_eq(json_object_size(doc), 3);
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "cdiVersion")),
+	    "0.5.0");
+	cr_assert_str_eq(json_string_value(json_object_get(doc, "kind")),
+	    DRIVER "/device");
+	devs = json_object_get(doc, "devices");
+	cr_assert(json_is_array(devs));
+	cr_assert_eq(json_array_size(devs), n);
+	for (i = 0; i < n; i++) {
+		dev = json_array_get(devs, i);
+		cr_assert(json_is_object(dev));
+		cr_assert_eq(json_object_size(dev), 2, "device %zu", i);
+		xasprintf(&name, "claim-%s-%zu", uid, i);
+		cr_assert_str_eq(json_string_value(json_object_get(dev,
+		    "name")), name);
+		ce = json_object_get(dev, "containerEdits");
+		cr_assert(json_is_object(ce));
+		cr_assert_eq(json_object_size(ce), 1);
+		env = json_object_get(ce, "env");
+		cr_assert(json_is_array(env));
+		cr_assert_eq(json_array_size(env), 1);
+		cr_assert_str_eq(json_string_value(json_array_get(env, 0)),
+		    edits[i]);
+
+		/* The id the kubelet passes on is kind=name. */
+		id = cdi_device_id(DRIVER, uid, i);
+		xasprintf(&want, "%s=%s",
+		    json_string_value(json_object_get(doc, "kind")), name);
+		cr_assert_str_eq(id, want);
+		free(want);
+		free(id);
+		free(name);
+	}
+	json_decref(doc);
+}
+
+/* R-CLAIM-8: two results, each device carrying the whole claim's cpuset
+ * (anchor §9.4: results of 2 and 3 CPUs on node 0 of the server). */
+Test(cdi, content)
+{
+	static const char *const edits[] = {
+		"DRA_CPUSET_" UID "=0,4,8,56,60",
+		"DRA_CPUSET_" UID "=0,4,8,56,60",
+	};
+	struct stat	 st;
+	char		*dir, *path, *want;
+
+	dir = testlib_tmpdir();
+	write_ok(dir, UID, edits, 2);
+	path = cdi_path(dir, DRIVER, UID);
+	want = join(dir, FILE_OF(UID));
+	cr_assert_str_eq(path, want);
+	assert_listing(dir, FILE_OF(UID));
+	assert_spec(path, UID, edits, 2);
+	cr_assert(stat(path, &st) == 0);
+	cr_assert(S_ISREG(st.st_mode));
+	cr_assert_eq(st.st_mode & 07777, 0644, "mode %o", st.st_mode & 07777);
+	free(want);
+	free(path);
+	free(dir);
+}
+
+/* JSON escaping: quotes and backslashes come back verbatim. */
+Test(cdi, content_is_escaped)
+{
+	static const char *const edits[] = { "K=a\"b\\c/d" };
+	char	*dir, *path;
+
+	dir = testlib_tmpdir();
+	write_ok(dir, "Claim_1.x:y", edits, 1);
+	path = cdi_path(dir, DRIVER, "Claim_1.x:y");
+	assert_spec(path, "Claim_1.x:y", edits, 1);
+	free(path);
+	free(dir);
+}
+
+Test(cdi, device_id_and_path)
+{
+	char	*s;
+
+	s = cdi_device_id("cpu.example.com", "u-1", 7);
+	cr_assert_str_eq(s, "cpu.example.com/device=claim-u-1-7");
+	free(s);
+	s = cdi_path("/run/cdi", "cpu.example.com", "u-1");
+	cr_assert_str_eq(s, "/run/cdi/cpu.example.com-device_u-1.json");
+	free(s);
+}
+
+/* The folder is made 0755 whatever the umask; its parent is not made. */
+Test(cdi, creates_directory)
+{
+	static const char *const edits[] = { "DRA_CPUSET_" UID "=1,57" };
+	struct stat	 st;
+	char		*top, *dir, *deep, *path, *cause = NULL;
+
+	top = testlib_tmpdir();
+	dir = join(top, "cdi");
+	umask(077);
+	write_ok(dir, UID, edits, 1);
+	cr_assert(stat(dir, &st) == 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	cr_assert_eq(st.st_mode & 07777, 0755, "mode %o", st.st_mode & 07777);
+	path = cdi_path(dir, DRIVER, UID);
+	assert_spec(path, UID, edits, 1);
+	cr_assert(stat(path, &st) == 0);
+	cr_assert_eq(st.st_mode & 07777, 0644, "mode %o", st.st_mode & 07777);
+
+	deep = join(top, "missing/cdi");
+	cr_assert_eq(cdi_write(deep, DRIVER, UID, edits, 1, &cause), -ENOENT);
+	assert_cause(cause, deep, ENOENT);
+	assert_listing(top, "cdi");
+	free(deep);
+	free(path);
+	free(dir);
+	free(top);
+}
+
+/*
+ * A rewrite swaps the file by rename: a reader that opened the old spec
+ * still reads it whole, a new reader sees the new one, and a temporary
+ * file left by a crash is replaced and gone.
+ */
+Test(cdi, atomic_replace)
+{
+	static const char *const one[] = { "DRA_CPUSET_" UID "=1,57" };
+	static const char *const three[] = {
+		"DRA_CPUSET_" UID "=1,5,57,61",
+		"DRA_CPUSET_" UID "=1,5,57,61",
+		"DRA_CPUSET_" UID "=1,5,57,61",
+	};
+	char	*dir, *path, *tmp, *before, *held;
+	ssize_t	 n;
+	size_t	 len;
+	int	 fd;
+
+	dir = testlib_tmpdir();
+	path = cdi_path(dir, DRIVER, UID);
+	write_ok(dir, UID, one, 1);
+	before = get(path);
+	len = strlen(before);
+	fd = open(path, O_RDONLY);
+	cr_assert(fd != -1);
+
+	xasprintf(&tmp, "%s.tmp", path);
+	put(tmp, "{\"cdiVersion\":");
+	write_ok(dir, UID, three, 3);
+	assert_listing(dir, FILE_OF(UID));
+	assert_spec(path, UID, three, 3);
+
+	held = xmalloc(len + 2);
+	n = read(fd, held, len + 1);
+	cr_assert_eq(n, (ssize_t)len);
+	held[n] = '\0';
+	cr_assert_str_eq(held, before);
+	close(fd);
+	free(held);
+	free(before);
+	free(tmp);
+	free(path);
+	free(dir);
+}
+
+Test(cdi, remove)
+{
+	static const char *const edits[] = { "DRA_CPUSET_" UID "=2" };
+	static const char *const other[] = { "DRA_CPUSET_u2=3" };
+	char	*dir, *path, *tmp, *cause = NULL, *gone;
+
+	dir = testlib_tmpdir();
+	write_ok(dir, UID, edits, 1);
+	write_ok(dir, "u2", other, 1);
+	path = cdi_path(dir, DRIVER, UID);
+	xasprintf(&tmp, "%s.tmp", path);
+	put(tmp, "partial");
+
+	cr_assert_eq(cdi_remove(dir, DRIVER, UID, &cause), 0, "%s", cause);
+	cr_assert(!exists(path));
+	cr_assert(!exists(tmp));
+	assert_listing(dir, FILE_OF("u2"));
+	/* Unprepare may come twice, or for a claim never prepared here. */
+	cr_assert_eq(cdi_remove(dir, DRIVER, UID, &cause), 0, "%s", cause);
+	cr_assert_eq(cdi_remove(dir, DRIVER, "never", &cause), 0, "%s", cause);
+	gone = join(dir, "gone");
+	cr_assert_eq(cdi_remove(gone, DRIVER, UID, &cause), 0, "%s", cause);
+	cr_assert_null(cause);
+	assert_listing(dir, FILE_OF("u2"));
+	free(gone);
+	free(tmp);
+	free(path);
+	free(dir);
+}
+
+Test(cdi, refuses_unsafe_uids)
+{
+	static const char *const bad[] = {
+		"", ".", "..", "../x", "a/b", "/abs", "a..b", "a\nb", "a\tb",
+		"a\x7f", "a b", "a\"b", "a\\b", "a*b", "\xc3\xa9",
+	};
+	static const char *const edits[] = { "K=1" };
+	char	*dir, *cause = NULL, *big;
+	size_t	 i;
+
+	dir = testlib_tmpdir();
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cr_assert_eq(cdi_write(dir, DRIVER, bad[i], edits, 1, &cause),
+		    -EINVAL, "uid #%zu", i);
+		assert_cause(cause, "claim UID", 0);
+		cr_assert_eq(cdi_remove(dir, DRIVER, bad[i], &cause), -EINVAL,
+		    "uid #%zu", i);
+		assert_cause(cause, "claim UID", 0);
+		cr_assert_eq(cdi_check_uid(bad[i], NULL), -EINVAL);
+	}
+	cr_assert_eq(cdi_write(dir, DRIVER, NULL, edits, 1, NULL), -EINVAL);
+
+	big = xmalloc(CDI_UID_MAX + 2);
+	memset(big, 'a', CDI_UID_MAX + 1);
+	big[CDI_UID_MAX + 1] = '\0';
+	cr_assert_eq(cdi_write(dir, DRIVER, big, edits, 1, NULL), -EINVAL);
+	assert_listing(dir, "");
+	big[CDI_UID_MAX] = '\0';
+	write_ok(dir, big, edits, 1);
+	cr_assert_eq(cdi_check_uid(UID, NULL), 0);
+	free(big);
+	free(dir);
+}
+
+/* A DNS subdomain of at most 63 characters that CDI takes as a vendor. */
+Test(cdi, refuses_bad_drivers)
+{
+	static const char *const bad[] = {
+		"", "Topology.io", "-a.io", "a-.io", "a..io", ".a.io", "a.io.",
+		"a_b.io", "a/b", "a b.io", "1abc.io", "a.-b.io", "a.b-.io",
+		"a\n.io",
+	};
+	static const char *const good[] = {
+		"topology-aware.nri.io", "a", "cpu.example.com", "a1.2b.c-d",
+	};
+	static const char *const edits[] = { "K=1" };
+	char	*dir, *cause = NULL, *s;
+	size_t	 i;
+
+	dir = testlib_tmpdir();
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cr_assert_eq(cdi_write(dir, bad[i], UID, edits, 1, &cause),
+		    -EINVAL, "driver #%zu", i);
+		assert_cause(cause, "DNS subdomain", 0);
+		cr_assert_eq(cdi_remove(dir, bad[i], UID, &cause), -EINVAL);
+		assert_cause(cause, "DNS subdomain", 0);
+	}
+	cr_assert_eq(cdi_check_driver(NULL, NULL), -EINVAL);
+	assert_listing(dir, "");
+	for (i = 0; i < sizeof good / sizeof good[0]; i++)
+		cr_assert_eq(cdi_check_driver(good[i], NULL), 0, "%s", good[i]);
+
+	/* 63 characters pass, 64 do not. */
+	s = xmalloc(65);
+	memset(s, 'a', 64);
+	s[64] = '\0';
+	s[31] = '.';
+	cr_assert_eq(cdi_check_driver(s, NULL), -EINVAL);
+	s[63] = '\0';
+	cr_assert_eq(cdi_check_driver(s, NULL), 0);
+	free(s);
+	free(dir);
+}
+
+/* Nothing is written for a spec CDI would refuse, and an older spec of
+ * the claim stays as it was. */
+Test(cdi, refuses_bad_edits)
+{
+	static const char *const old[] = { "DRA_CPUSET_" UID "=9" };
+	static const char *const bad[] = {
+		"=x", "NOEQUALS", "", "K=a\nb", "K\t=1", "K=\x1b[0m",
+		"K=\xff\xfe",
+	};
+	const char	*edits[CDI_MAX_DEVICES + 1];
+	char		*dir, *path, *before, *after, *cause = NULL;
+	size_t		 i;
+
+	dir = testlib_tmpdir();
+	write_ok(dir, UID, old, 1);
+	path = cdi_path(dir, DRIVER, UID);
+	before = get(path);
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		edits[0] = "K=1";
+		edits[1] = bad[i];
+		cr_assert_eq(cdi_write(dir, DRIVER, UID, edits, 2, &cause),
+		    -EINVAL, "edit #%zu", i);
+		assert_cause(cause, UID, 0);
+	}
+	edits[1] = NULL;
+	cr_assert_eq(cdi_write(dir, DRIVER, UID, edits, 2, NULL), -EINVAL);
+	cr_assert_eq(cdi_write(dir, DRIVER, UID, edits, 0, &cause), -EINVAL);
+	assert_cause(cause, "0 devices", 0);
+	for (i = 0; i < CDI_MAX_DEVICES + 1; i++)
+		edits[i] = "K=1";
+	cr_assert_eq(cdi_write(dir, DRIVER, UID, edits, CDI_MAX_DEVICES + 1,
+	    NULL), -EINVAL);
+	after = get(path);
+	cr_assert_str_eq(after, before);
+	assert_listing(dir, FILE_OF(UID));
+
+	/* The limit itself is fine. */
+	write_ok(dir, UID, edits, CDI_MAX_DEVICES);
+	assert_spec(path, UID, edits, CDI_MAX_DEVICES);
+	free(after);
+	free(before);
+	free(path);
+	free(dir);
+}
+
+/* A write that fails half way (EFBIG) leaves the old spec and no
+ * temporary file, and says which file and why. */
+Test(cdi, failed_write_keeps_old_spec)
+{
+	static const char *const old[] = { "DRA_CPUSET_" UID "=1,57" };
+	struct rlimit	 rl;
+	const char	*edits[1];
+	char		*dir, *path, *tmp, *before, *after, *blob, *cause = NULL;
+
+	dir = testlib_tmpdir();
+	write_ok(dir, UID, old, 1);
+	path = cdi_path(dir, DRIVER, UID);
+	before = get(path);
+
+	blob = xmalloc(10000);
+	memset(blob, '7', 9999);
+	memcpy(blob, "K=", 2);
+	blob[9999] = '\0';
+	edits[0] = blob;
+	cr_assert(signal(SIGXFSZ, SIG_IGN) != SIG_ERR);
+	cr_assert(getrlimit(RLIMIT_FSIZE, &rl) == 0);
+	rl.rlim_cur = 4096;
+	cr_assert(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+	cr_assert_eq(cdi_write(dir, DRIVER, UID, edits, 1, &cause), -EFBIG);
+	xasprintf(&tmp, "%s.tmp", path);
+	assert_cause(cause, tmp, EFBIG);
+	after = get(path);
+	cr_assert_str_eq(after, before);
+	assert_listing(dir, FILE_OF(UID));
+	free(after);
+	free(tmp);
+	free(blob);
+	free(before);
+	free(path);
+	free(dir);
+}
+
+Test(cdi, file_where_the_directory_should_be)
+{
+	static const char *const edits[] = { "K=1" };
+	char	*dir, *file, *cause = NULL, *content;
+
+	dir = testlib_tmpdir();
+	file = join(dir, "cdi");
+	put(file, "x");
+	cr_assert_eq(cdi_write(file, DRIVER, UID, edits, 1, &cause),
+	    -ENOTDIR);
+	assert_cause(cause, file, ENOTDIR);
+	cr_assert_eq(cdi_remove(file, DRIVER, UID, &cause), -ENOTDIR);
+	assert_cause(cause, file, ENOTDIR);
+	content = get(file);
+	cr_assert_str_eq(content, "x");
+	assert_listing(dir, "cdi");
+	free(content);
+	free(file);
+	free(dir);
+}
