@@ -21,44 +21,13 @@
 
 #include <jansson.h>
 
+#include "atomicfile.h"
 #include "cdi.h"
 #include "log.h"
 #include "xmalloc.h"
 
 /* Bad names are echoed in causes cut to this many bytes. */
 #define CDI_QUOTE_MAX	80
-
-static int	cdi_error(char **, int, const char *, ...)
-		    __attribute__((__format__(__printf__, 3, 4)));
-
-static int
-cdi_error(char **cause, int error, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) == -1)
-		s = xstrdup("out of memory");
-	va_end(ap);
-	if (cause != NULL)
-		*cause = s;
-	else
-		free(s);
-	return (-error);
-}
-
-/* "<op> <path>: <strerror>" for the system call that just failed. */
-static int
-cdi_syserr(char **cause, const char *op, const char *path)
-{
-	int	error = errno;
-
-	if (error == 0)
-		error = EIO;
-	return (cdi_error(cause, error, "%s %s: %s", op, path,
-	    strerror(error)));
-}
 
 static int
 cdi_lower_or_digit(char c)
@@ -99,7 +68,7 @@ cdi_check_driver(const char *driver, char **cause)
 	}
 bad:
 	q = log_escape(driver, CDI_QUOTE_MAX);
-	rc = cdi_error(cause, EINVAL, "CDI driver name \"%s\" is not a DNS "
+	rc = atomicfile_error(cause, EINVAL, "CDI driver name \"%s\" is not a DNS "
 	    "subdomain of at most %d characters starting with a letter", q,
 	    CDI_DRIVER_MAX);
 	free(q);
@@ -131,7 +100,7 @@ cdi_check_uid(const char *uid, char **cause)
 	return (0);
 bad:
 	q = log_escape(uid, CDI_QUOTE_MAX);
-	rc = cdi_error(cause, EINVAL, "claim UID \"%s\" is not a safe CDI "
+	rc = atomicfile_error(cause, EINVAL, "claim UID \"%s\" is not a safe CDI "
 	    "name (1 to %d letters, digits, -, _, . and :, not \".\", no "
 	    "\"..\")", q, CDI_UID_MAX);
 	free(q);
@@ -155,7 +124,7 @@ cdi_check_edit(const char *uid, size_t i, const char *edit, char **cause)
 			return (0);
 	}
 	q = log_escape(edit, CDI_QUOTE_MAX);
-	rc = cdi_error(cause, EINVAL, "CDI spec for claim %s: edit %zu \"%s\" "
+	rc = atomicfile_error(cause, EINVAL, "CDI spec for claim %s: edit %zu \"%s\" "
 	    "is not an environment variable K=V", uid, i, q);
 	free(q);
 	return (rc);
@@ -214,27 +183,6 @@ out:
 	return (out);
 }
 
-static int
-cdi_write_all(int fd, const char *data, size_t len)
-{
-	ssize_t	n;
-
-	while (len > 0) {
-		n = write(fd, data, len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			return (-1);
-		if (n == 0) {
-			errno = EIO;
-			return (-1);
-		}
-		data += n;
-		len -= (size_t)n;
-	}
-	return (0);
-}
-
 /* The folder exists (made 0755 if it did not) and is a folder. */
 static int
 cdi_ensure_dir(const char *dir, char **cause)
@@ -243,87 +191,17 @@ cdi_ensure_dir(const char *dir, char **cause)
 
 	if (stat(dir, &st) == -1) {
 		if (errno != ENOENT)
-			return (cdi_syserr(cause, "stat", dir));
+			return (atomicfile_syserr(cause, "stat", dir));
 		if (mkdir(dir, 0755) == -1 && errno != EEXIST)
-			return (cdi_syserr(cause, "mkdir", dir));
+			return (atomicfile_syserr(cause, "mkdir", dir));
 		/* The runtime may not run as us: 0755 whatever the umask. */
 		if (chmod(dir, 0755) == -1 || stat(dir, &st) == -1)
-			return (cdi_syserr(cause, "chmod", dir));
+			return (atomicfile_syserr(cause, "chmod", dir));
 	}
 	if (!S_ISDIR(st.st_mode))
-		return (cdi_error(cause, ENOTDIR, "CDI directory %s: %s", dir,
+		return (atomicfile_error(cause, ENOTDIR, "CDI directory %s: %s", dir,
 		    strerror(ENOTDIR)));
 	return (0);
-}
-
-static int
-cdi_sync_dir(const char *dir, char **cause)
-{
-	int	fd, rc = 0;
-
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return (cdi_syserr(cause, "open", dir));
-	/* Some file systems cannot sync a folder and say EINVAL. */
-	if (fsync(fd) == -1 && errno != EINVAL)
-		rc = cdi_syserr(cause, "fsync", dir);
-	close(fd);
-	return (rc);
-}
-
-/*
- * Stages data in <path>.tmp and renames it over path. Only this daemon
- * writes these names, so a temporary file already there was left by a
- * crash and is replaced.
- */
-static int
-cdi_replace(const char *dir, const char *path, const char *data, size_t len,
-    char **cause)
-{
-	char	*tmp;
-	int	 fd, rc, flags;
-
-	xasprintf(&tmp, "%s%s", path, CDI_TMP_SUFFIX);
-	flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
-	fd = open(tmp, flags, 0644);
-	if (fd == -1 && errno == EEXIST && unlink(tmp) == 0)
-		fd = open(tmp, flags, 0644);
-	if (fd == -1) {
-		rc = cdi_syserr(cause, "create", tmp);
-		goto out;
-	}
-	if (fchmod(fd, 0644) == -1) {
-		rc = cdi_syserr(cause, "chmod", tmp);
-		goto fail;
-	}
-	if (cdi_write_all(fd, data, len) == -1) {
-		rc = cdi_syserr(cause, "write", tmp);
-		goto fail;
-	}
-	if (fsync(fd) == -1) {
-		rc = cdi_syserr(cause, "fsync", tmp);
-		goto fail;
-	}
-	rc = close(fd);
-	fd = -1;
-	if (rc == -1) {
-		rc = cdi_syserr(cause, "close", tmp);
-		goto fail;
-	}
-	if (rename(tmp, path) == -1) {
-		rc = cdi_error(cause, errno, "rename %s to %s: %s", tmp, path,
-		    strerror(errno));
-		goto fail;
-	}
-	rc = cdi_sync_dir(dir, cause);
-	goto out;
-
-fail:
-	if (fd != -1)
-		close(fd);
-	unlink(tmp);
-out:
-	free(tmp);
-	return (rc);
 }
 
 int
@@ -339,18 +217,19 @@ cdi_write(const char *dir, const char *driver, const char *uid,
 		return (rc);
 	/* CDI refuses a spec without devices, so an empty claim has none. */
 	if (n == 0 || n > CDI_MAX_DEVICES)
-		return (cdi_error(cause, EINVAL, "CDI spec for claim %s: %zu "
+		return (atomicfile_error(cause, EINVAL, "CDI spec for claim %s: %zu "
 		    "devices, not 1 to %d", uid, n, CDI_MAX_DEVICES));
 	for (i = 0; i < n; i++) {
 		if ((rc = cdi_check_edit(uid, i, edits[i], cause)) != 0)
 			return (rc);
 	}
 	if ((data = cdi_render(driver, uid, edits, n)) == NULL)
-		return (cdi_error(cause, EINVAL, "CDI spec for claim %s: an "
+		return (atomicfile_error(cause, EINVAL, "CDI spec for claim %s: an "
 		    "edit is not valid UTF-8", uid));
 	path = cdi_path(dir, driver, uid);
 	if ((rc = cdi_ensure_dir(dir, cause)) == 0)
-		rc = cdi_replace(dir, path, data, strlen(data), cause);
+		rc = atomicfile_replace(dir, path + strlen(dir) + 1, data,
+		    strlen(data), 0644, 1, cause);
 	free(path);
 	free(data);
 	return (rc);
@@ -371,16 +250,16 @@ cdi_remove(const char *dir, const char *driver, const char *uid,
 	if (unlink(path) == 0)
 		removed = 1;
 	else if (errno != ENOENT) {
-		rc = cdi_syserr(cause, "unlink", path);
+		rc = atomicfile_syserr(cause, "unlink", path);
 		goto out;
 	}
 	if (unlink(tmp) == -1 && errno != ENOENT) {
-		rc = cdi_syserr(cause, "unlink", tmp);
+		rc = atomicfile_syserr(cause, "unlink", tmp);
 		goto out;
 	}
 	/* A spec back after a crash would name CPUs no longer held. */
 	if (removed)
-		rc = cdi_sync_dir(dir, cause);
+		rc = atomicfile_sync_dir(dir, cause);
 out:
 	free(tmp);
 	free(path);

@@ -21,140 +21,12 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "atomicfile.h"
 #include "statefile.h"
 #include "xmalloc.h"
 
 /* How many state.json.bad-<t>-N names to try before giving up. */
 #define STATEFILE_BAD_TRIES	1000
-
-static int	sf_error(char **, int, const char *, ...)
-		    __attribute__((__format__(__printf__, 3, 4)));
-
-/* Sets *cause (if cause is not NULL) and returns -error. */
-static int
-sf_error(char **cause, int error, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*s;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) == -1)
-		s = xstrdup("out of memory");
-	va_end(ap);
-	if (cause != NULL)
-		*cause = s;
-	else
-		free(s);
-	return (-error);
-}
-
-/* The same for a failed system call: "<op> <path>: <strerror>". */
-static int
-sf_syserr(char **cause, const char *op, const char *path)
-{
-	int	error = errno;
-
-	if (error == 0)
-		error = EIO;
-	return (sf_error(cause, error, "%s %s: %s", op, path,
-	    strerror(error)));
-}
-
-static int
-sf_write_all(int fd, const char *data, size_t len)
-{
-	ssize_t	n;
-
-	while (len > 0) {
-		n = write(fd, data, len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			return (-1);
-		if (n == 0) {
-			errno = EIO;
-			return (-1);
-		}
-		data += n;
-		len -= (size_t)n;
-	}
-	return (0);
-}
-
-/* Makes a rename or a new file in dir durable. */
-static int
-sf_sync_dir(const char *dir, char **cause)
-{
-	int	fd, rc = 0;
-
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return (sf_syserr(cause, "open", dir));
-	/* Some file systems cannot sync a directory and say EINVAL. */
-	if (fsync(fd) == -1 && errno != EINVAL)
-		rc = sf_syserr(cause, "fsync", dir);
-	close(fd);
-	return (rc);
-}
-
-/*
- * Replaces <dir>/<name> with data. Nothing else writes to the state
- * directory, so a temporary file that already exists was left by a crash
- * and is replaced. Durable writes reach the disk before this returns; the
- * others (files derived from the state and rewritten with it) are only
- * atomic for readers, which spares two fsyncs per container moved.
- */
-static int
-sf_replace(const char *dir, const char *name, const char *data, size_t len,
-    mode_t mode, int durable, char **cause)
-{
-	char	*path, *tmp;
-	int	 fd, rc, flags;
-
-	xasprintf(&path, "%s/%s", dir, name);
-	xasprintf(&tmp, "%s/%s.tmp", dir, name);
-	flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
-	fd = open(tmp, flags, mode);
-	if (fd == -1 && errno == EEXIST && unlink(tmp) == 0)
-		fd = open(tmp, flags, mode);
-	if (fd == -1) {
-		rc = sf_syserr(cause, "create", tmp);
-		goto out;
-	}
-	if (fchmod(fd, mode) == -1) {
-		rc = sf_syserr(cause, "chmod", tmp);
-		goto fail;
-	}
-	if (sf_write_all(fd, data, len) == -1) {
-		rc = sf_syserr(cause, "write", tmp);
-		goto fail;
-	}
-	if (durable && fsync(fd) == -1) {
-		rc = sf_syserr(cause, "fsync", tmp);
-		goto fail;
-	}
-	rc = close(fd);
-	fd = -1;
-	if (rc == -1) {
-		rc = sf_syserr(cause, "close", tmp);
-		goto fail;
-	}
-	if (rename(tmp, path) == -1) {
-		rc = sf_error(cause, errno, "rename %s to %s: %s", tmp, path,
-		    strerror(errno));
-		goto fail;
-	}
-	rc = durable ? sf_sync_dir(dir, cause) : 0;
-	goto out;
-
-fail:
-	if (fd != -1)
-		close(fd);
-	unlink(tmp);
-out:
-	free(tmp);
-	free(path);
-	return (rc);
-}
 
 int
 statefile_check_dir(const char *dir, char **cause)
@@ -163,22 +35,22 @@ statefile_check_dir(const char *dir, char **cause)
 
 	if (stat(dir, &st) == -1) {
 		if (errno != ENOENT)
-			return (sf_syserr(cause, "stat", dir));
+			return (atomicfile_syserr(cause, "stat", dir));
 		if (mkdir(dir, 0700) == -1 && errno != EEXIST)
-			return (sf_syserr(cause, "mkdir", dir));
+			return (atomicfile_syserr(cause, "mkdir", dir));
 		/* Exactly 0700, whatever the umask. */
 		if (chmod(dir, 0700) == -1 || stat(dir, &st) == -1)
-			return (sf_syserr(cause, "chmod", dir));
+			return (atomicfile_syserr(cause, "chmod", dir));
 	}
 	if (!S_ISDIR(st.st_mode))
-		return (sf_error(cause, ENOTDIR, "state directory %s: not a "
+		return (atomicfile_error(cause, ENOTDIR, "state directory %s: not a "
 		    "directory", dir));
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
-		return (sf_error(cause, EPERM, "state directory %s: writable "
+		return (atomicfile_error(cause, EPERM, "state directory %s: writable "
 		    "by group or others (mode %04o); make it 0700", dir,
 		    (unsigned)(st.st_mode & 07777)));
 	if (st.st_uid != 0 && st.st_uid != geteuid())
-		return (sf_error(cause, EPERM, "state directory %s: owned by "
+		return (atomicfile_error(cause, EPERM, "state directory %s: owned by "
 		    "uid %u, not by root or uid %u", dir, (unsigned)st.st_uid,
 		    (unsigned)geteuid()));
 	return (0);
@@ -194,15 +66,15 @@ statefile_write(const char *dir, json_t *doc, char **cause)
 	v = json_object_get(doc, "version");
 	if (!json_is_integer(v) ||
 	    json_integer_value(v) != STATEFILE_VERSION)
-		return (sf_error(cause, EINVAL, "%s/%s: refusing to save a "
+		return (atomicfile_error(cause, EINVAL, "%s/%s: refusing to save a "
 		    "document without \"version\": %d", dir, STATEFILE_NAME,
 		    STATEFILE_VERSION));
 	if ((text = json_dumps(doc, JSON_COMPACT)) == NULL)
-		return (sf_error(cause, EINVAL, "%s/%s: the document cannot "
+		return (atomicfile_error(cause, EINVAL, "%s/%s: the document cannot "
 		    "be encoded", dir, STATEFILE_NAME));
 	xasprintf(&data, "%s\n", text);
 	free(text);
-	rc = sf_replace(dir, STATEFILE_NAME, data, strlen(data), 0600, 1,
+	rc = atomicfile_replace(dir, STATEFILE_NAME, data, strlen(data), 0600, 1,
 	    cause);
 	free(data);
 	return (rc);
@@ -245,7 +117,7 @@ statefile_move_aside(const char *dir, char **where, char **cause)
 		if (sf_rename_noreplace(path, bad) == 0)
 			break;
 		if (errno != EEXIST) {
-			rc = sf_error(cause, errno, "rename %s to %s: %s",
+			rc = atomicfile_error(cause, errno, "rename %s to %s: %s",
 			    path, bad, strerror(errno));
 			goto out;
 		}
@@ -253,12 +125,12 @@ statefile_move_aside(const char *dir, char **where, char **cause)
 		bad = NULL;
 	}
 	if (bad == NULL) {
-		rc = sf_error(cause, EEXIST, "rename %s: %d names %s%lld-N "
+		rc = atomicfile_error(cause, EEXIST, "rename %s: %d names %s%lld-N "
 		    "are taken", path, STATEFILE_BAD_TRIES, STATEFILE_BAD, now);
 		goto out;
 	}
 	/* The move is done; losing it in a crash only repeats it. */
-	(void)sf_sync_dir(dir, NULL);
+	(void)atomicfile_sync_dir(dir, NULL);
 	if (where != NULL) {
 		*where = bad;
 		bad = NULL;
@@ -372,11 +244,11 @@ statefile_read(const char *dir, json_t **doc, char **cause)
 	/* O_NONBLOCK: a FIFO planted here must not hang the start. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd == -1) {
-		rc = errno == ENOENT ? 0 : sf_syserr(cause, "open", path);
+		rc = errno == ENOENT ? 0 : atomicfile_syserr(cause, "open", path);
 		goto out;
 	}
 	if (fstat(fd, &st) == -1) {
-		rc = sf_syserr(cause, "stat", path);
+		rc = atomicfile_syserr(cause, "stat", path);
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode))
@@ -390,7 +262,7 @@ statefile_read(const char *dir, json_t **doc, char **cause)
 			xasprintf(&why, "is larger than %d bytes",
 			    STATEFILE_MAX_SIZE);
 		else if (rc != 0) {
-			rc = sf_syserr(cause, "read", path);
+			rc = atomicfile_syserr(cause, "read", path);
 			goto out;
 		} else
 			why = sf_check_doc(buf, len, doc);
@@ -404,10 +276,10 @@ statefile_read(const char *dir, json_t **doc, char **cause)
 	fd = -1;
 	rc = statefile_move_aside(dir, &where, &mcause);
 	if (rc == 0) {
-		rc = sf_error(cause, EBADMSG, "state file %s %s; moved aside "
+		rc = atomicfile_error(cause, EBADMSG, "state file %s %s; moved aside "
 		    "to %s", path, why, where);
 	} else {
-		rc = sf_error(cause, -rc, "state file %s %s, and it could not "
+		rc = atomicfile_error(cause, -rc, "state file %s %s, and it could not "
 		    "be moved aside: %s", path, why, mcause);
 	}
 out:
@@ -437,7 +309,7 @@ sf_check_id(const char *id, char **cause)
 	    strcmp(id, "..") != 0 && strlen(id) <= NAME_MAX)
 		return (0);
 	esc = log_escape(id, 80);
-	rc = sf_error(cause, EINVAL, "container id \"%s\" is not a safe file "
+	rc = atomicfile_error(cause, EINVAL, "container id \"%s\" is not a safe file "
 	    "name", esc);
 	free(esc);
 	return (rc);
@@ -495,7 +367,7 @@ statefile_write_resources(const char *dir, const char *id,
 		if (vars[i].name == NULL || !sf_var_name_ok(vars[i].name) ||
 		    vars[i].value == NULL || !sf_var_value_ok(vars[i].value)) {
 			esc = log_escape(vars[i].name, 80);
-			rc = sf_error(cause, EINVAL, "%s for container %s: "
+			rc = atomicfile_error(cause, EINVAL, "%s for container %s: "
 			    "bad variable %s", STATEFILE_RESOURCES, id, esc);
 			free(esc);
 			return (rc);
@@ -508,7 +380,7 @@ statefile_write_resources(const char *dir, const char *id,
 	qsort(sorted, nvars, sizeof *sorted, sf_var_cmp);
 	for (i = 1; i < nvars; i++) {
 		if (strcmp(sorted[i - 1]->name, sorted[i]->name) == 0) {
-			rc = sf_error(cause, EINVAL, "%s for container %s: "
+			rc = atomicfile_error(cause, EINVAL, "%s for container %s: "
 			    "variable %s given twice", STATEFILE_RESOURCES, id,
 			    sorted[i]->name);
 			free(sorted);
@@ -526,11 +398,11 @@ statefile_write_resources(const char *dir, const char *id,
 	xasprintf(&cdir, "%s/containers", dir);
 	xasprintf(&idir, "%s/%s", cdir, id);
 	if (mkdir(cdir, 0700) == -1 && errno != EEXIST)
-		rc = sf_syserr(cause, "mkdir", cdir);
+		rc = atomicfile_syserr(cause, "mkdir", cdir);
 	else if (mkdir(idir, 0700) == -1 && errno != EEXIST)
-		rc = sf_syserr(cause, "mkdir", idir);
+		rc = atomicfile_syserr(cause, "mkdir", idir);
 	else
-		rc = sf_replace(idir, STATEFILE_RESOURCES, data, len, 0644, 0,
+		rc = atomicfile_replace(idir, STATEFILE_RESOURCES, data, len, 0644, 0,
 		    cause);
 	free(idir);
 	free(cdir);
@@ -550,11 +422,11 @@ statefile_remove_resources(const char *dir, const char *id, char **cause)
 	xasprintf(&file, "%s/%s", idir, STATEFILE_RESOURCES);
 	xasprintf(&tmp, "%s/%s.tmp", idir, STATEFILE_RESOURCES);
 	if (unlink(file) == -1 && errno != ENOENT)
-		rc = sf_syserr(cause, "unlink", file);
+		rc = atomicfile_syserr(cause, "unlink", file);
 	else if (unlink(tmp) == -1 && errno != ENOENT)
-		rc = sf_syserr(cause, "unlink", tmp);
+		rc = atomicfile_syserr(cause, "unlink", tmp);
 	else if (rmdir(idir) == -1 && errno != ENOENT)
-		rc = sf_syserr(cause, "rmdir", idir);
+		rc = atomicfile_syserr(cause, "rmdir", idir);
 	free(tmp);
 	free(file);
 	free(idir);

@@ -486,9 +486,12 @@ class Runtime:
         if not self.lock.acquire(timeout=30):
             return
         try:
+            # Applied and recorded at once: a test that sees the request
+            # must also see its cpusets.
             with self.state:
+                self._apply_updates(None, req.update)
                 self.pushed.append(req)
-            self._apply_updates(None, req.update)
+                self.state.notify_all()
             resp = self.pb.nri.UpdateContainersResponse()
             for u in req.update:
                 if u.container_id in self.fail_updates:

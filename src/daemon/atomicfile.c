@@ -1,0 +1,135 @@
+/*
+ * atomicfile.c owns whole-file replacement by rename and the error causes
+ * of the files the daemon writes.
+ */
+#include "autoconf.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomicfile.h"
+#include "xmalloc.h"
+
+int
+atomicfile_error(char **cause, int error, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) == -1)
+		s = xstrdup("out of memory");
+	va_end(ap);
+	if (cause != NULL)
+		*cause = s;
+	else
+		free(s);
+	return (-error);
+}
+
+int
+atomicfile_syserr(char **cause, const char *op, const char *path)
+{
+	int	error = errno;
+
+	if (error == 0)
+		error = EIO;
+	return (atomicfile_error(cause, error, "%s %s: %s", op, path,
+	    strerror(error)));
+}
+
+static int
+write_all(int fd, const char *data, size_t len)
+{
+	ssize_t	n;
+
+	while (len > 0) {
+		n = write(fd, data, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return (-1);
+		if (n == 0) {
+			errno = EIO;
+			return (-1);
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	return (0);
+}
+
+int
+atomicfile_sync_dir(const char *dir, char **cause)
+{
+	int	fd, rc = 0;
+
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return (atomicfile_syserr(cause, "open", dir));
+	/* Some file systems cannot sync a folder and say EINVAL. */
+	if (fsync(fd) == -1 && errno != EINVAL)
+		rc = atomicfile_syserr(cause, "fsync", dir);
+	close(fd);
+	return (rc);
+}
+
+int
+atomicfile_replace(const char *dir, const char *name, const char *data,
+    size_t len, mode_t mode, int durable, char **cause)
+{
+	char	*path, *tmp;
+	int	 fd, rc, flags;
+
+	xasprintf(&path, "%s/%s", dir, name);
+	xasprintf(&tmp, "%s%s", path, ATOMICFILE_TMP_SUFFIX);
+	flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
+	fd = open(tmp, flags, mode);
+	if (fd == -1 && errno == EEXIST && unlink(tmp) == 0)
+		fd = open(tmp, flags, mode);
+	if (fd == -1) {
+		rc = atomicfile_syserr(cause, "create", tmp);
+		goto out;
+	}
+	/* The mode, whatever the umask. */
+	if (fchmod(fd, mode) == -1) {
+		rc = atomicfile_syserr(cause, "chmod", tmp);
+		goto fail;
+	}
+	if (write_all(fd, data, len) == -1) {
+		rc = atomicfile_syserr(cause, "write", tmp);
+		goto fail;
+	}
+	if (durable && fsync(fd) == -1) {
+		rc = atomicfile_syserr(cause, "fsync", tmp);
+		goto fail;
+	}
+	rc = close(fd);
+	fd = -1;
+	if (rc == -1) {
+		rc = atomicfile_syserr(cause, "close", tmp);
+		goto fail;
+	}
+	if (rename(tmp, path) == -1) {
+		rc = atomicfile_error(cause, errno, "rename %s to %s: %s", tmp,
+		    path, strerror(errno));
+		goto fail;
+	}
+	rc = durable ? atomicfile_sync_dir(dir, cause) : 0;
+	goto out;
+
+fail:
+	if (fd != -1)
+		close(fd);
+	unlink(tmp);
+out:
+	free(tmp);
+	free(path);
+	return (rc);
+}
