@@ -32,6 +32,7 @@
 #include "adminproto.h"
 #include "admin.h"
 #include "log.h"
+#include "unixsock.h"
 #include "metrics.h"
 #include "server.h"
 #include "view.h"
@@ -547,48 +548,20 @@ make_parent(const char *path, char **cause)
 static int
 clear_stale(const struct sockaddr_un *sun, char **cause)
 {
-	const char	*path = sun->sun_path;
-	struct stat	 sb;
-	int		 fd, rc;
+	struct stat	sb;
+	int		rc;
 
-	if (lstat(path, &sb) != 0) {
-		if (errno == ENOENT)
-			return (0);
+	if ((rc = unixsock_check_stale(sun, cause)) != 0)
+		return (rc);
+	if (lstat(sun->sun_path, &sb) != 0)
+		return (0);
+	if (unlink(sun->sun_path) != 0 && errno != ENOENT) {
 		rc = -errno;
-		xasprintf(cause, "%s: %s", path, strerror(errno));
+		xasprintf(cause, "cannot remove the stale %s: %s",
+		    sun->sun_path, strerror(errno));
 		return (rc);
 	}
-	if (!S_ISSOCK(sb.st_mode)) {
-		xasprintf(cause, "%s exists and is not a socket; not replacing "
-		    "it", path);
-		return (-EEXIST);
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd == -1) {
-		rc = -errno;
-		xasprintf(cause, "socket: %s", strerror(errno));
-		return (rc);
-	}
-	if (connect(fd, (const struct sockaddr *)sun, sizeof *sun) == 0 ||
-	    errno == EAGAIN || errno == EINPROGRESS) {
-		close(fd);
-		xasprintf(cause, "%s: another daemon is answering on it", path);
-		return (-EADDRINUSE);
-	}
-	rc = errno;
-	close(fd);
-	if (rc != ECONNREFUSED) {
-		xasprintf(cause, "%s: cannot tell whether it is in use: %s",
-		    path, strerror(rc));
-		return (-rc);
-	}
-	if (unlink(path) != 0 && errno != ENOENT) {
-		rc = -errno;
-		xasprintf(cause, "cannot remove the stale %s: %s", path,
-		    strerror(errno));
-		return (rc);
-	}
-	log_info("removed the stale admin socket %s", path);
+	log_info("removed the stale admin socket %s", sun->sun_path);
 	return (0);
 }
 
@@ -600,14 +573,8 @@ listen_on(struct admin *a, char **cause)
 	mode_t			 mask;
 	int			 fd, rc;
 
-	memset(&sun, 0, sizeof sun);
-	sun.sun_family = AF_UNIX;
-	if (strlen(a->path) >= sizeof sun.sun_path) {
-		xasprintf(cause, "%s: path too long for a unix socket", a->path);
-		return (-ENAMETOOLONG);
-	}
-	memcpy(sun.sun_path, a->path, strlen(a->path) + 1);
-	if ((rc = make_parent(a->path, cause)) != 0 ||
+	if ((rc = unixsock_addr(&sun, a->path, cause)) != 0 ||
+	    (rc = make_parent(a->path, cause)) != 0 ||
 	    (rc = clear_stale(&sun, cause)) != 0)
 		return (rc);
 

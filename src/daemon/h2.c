@@ -27,6 +27,7 @@
 
 #include "grpc.h"
 #include "h2.h"
+#include "unixsock.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -630,61 +631,6 @@ h2_server_add(struct h2_server *srv, const char *path, h2_handler fn,
 	m->arg = arg;
 }
 
-static int
-fill_sun(struct sockaddr_un *sun, const char *path, char **cause)
-{
-	memset(sun, 0, sizeof *sun);
-	sun->sun_family = AF_UNIX;
-	if (strlen(path) >= sizeof sun->sun_path) {
-		xasprintf(cause, "%s: path too long for a unix socket", path);
-		return (-ENAMETOOLONG);
-	}
-	memcpy(sun->sun_path, path, strlen(path) + 1);
-	return (0);
-}
-
-/* 0 when path is free or a dead socket; an error when someone answers. */
-static int
-check_stale(const struct sockaddr_un *sun, char **cause)
-{
-	const char	*path = sun->sun_path;
-	struct stat	 sb;
-	int		 fd, rc;
-
-	if (lstat(path, &sb) != 0) {
-		if (errno == ENOENT)
-			return (0);
-		rc = -errno;
-		xasprintf(cause, "%s: %s", path, strerror(errno));
-		return (rc);
-	}
-	if (!S_ISSOCK(sb.st_mode)) {
-		xasprintf(cause, "%s exists and is not a socket; not replacing "
-		    "it", path);
-		return (-EEXIST);
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd == -1) {
-		rc = -errno;
-		xasprintf(cause, "socket: %s", strerror(errno));
-		return (rc);
-	}
-	if (connect(fd, (const struct sockaddr *)sun, sizeof *sun) == 0 ||
-	    errno == EAGAIN || errno == EINPROGRESS) {
-		close(fd);
-		xasprintf(cause, "%s: another server is answering on it", path);
-		return (-EADDRINUSE);
-	}
-	rc = errno;
-	close(fd);
-	if (rc != ECONNREFUSED) {
-		xasprintf(cause, "%s: cannot tell whether it is in use: %s",
-		    path, strerror(rc));
-		return (-rc);
-	}
-	return (0);
-}
-
 int
 h2_server_listen(struct h2_server *srv, const char *path, char **cause)
 {
@@ -699,8 +645,8 @@ h2_server_listen(struct h2_server *srv, const char *path, char **cause)
 		xasprintf(cause, "%s: already listening", srv->name);
 		return (-EBUSY);
 	}
-	if ((rc = fill_sun(&sun, path, cause)) != 0 ||
-	    (rc = check_stale(&sun, cause)) != 0)
+	if ((rc = unixsock_addr(&sun, path, cause)) != 0 ||
+	    (rc = unixsock_check_stale(&sun, cause)) != 0)
 		return (rc);
 	base = strrchr(path, '/');
 	if (base == NULL)
@@ -708,7 +654,7 @@ h2_server_listen(struct h2_server *srv, const char *path, char **cause)
 	else
 		xasprintf(&tpath, "%.*s/.%s.tmp", (int)(base - path), path,
 		    base + 1);
-	if ((rc = fill_sun(&tmp, tpath, cause)) != 0) {
+	if ((rc = unixsock_addr(&tmp, tpath, cause)) != 0) {
 		free(tpath);
 		return (rc);
 	}
