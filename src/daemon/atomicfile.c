@@ -8,6 +8,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#ifdef TOPOAWARE_DEBUG_HOOKS
+#include <signal.h>
+#endif
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +83,27 @@ atomicfile_sync_dir(const char *dir, char **cause)
 	return (rc);
 }
 
+#ifdef TOPOAWARE_DEBUG_HOOKS
+/*
+ * TOPOAWARE_DEBUG_CRASH=before-rename kills the daemon between the durable
+ * write of state.json.tmp and its rename, so tests can see a crash there.
+ */
+static void
+debug_crash(const char *name)
+{
+	static int	 read_env, crash;
+	const char	*v;
+
+	if (!read_env) {
+		v = getenv("TOPOAWARE_DEBUG_CRASH");
+		crash = (v != NULL && strcmp(v, "before-rename") == 0);
+		read_env = 1;
+	}
+	if (crash && strcmp(name, "state.json") == 0)
+		raise(SIGKILL);
+}
+#endif
+
 int
 atomicfile_replace(const char *dir, const char *name, const char *data,
     size_t len, mode_t mode, int durable, char **cause)
@@ -116,6 +140,9 @@ atomicfile_replace(const char *dir, const char *name, const char *data,
 		rc = atomicfile_syserr(cause, "close", tmp);
 		goto fail;
 	}
+#ifdef TOPOAWARE_DEBUG_HOOKS
+	debug_crash(name);
+#endif
 	if (rename(tmp, path) == -1) {
 		rc = atomicfile_error(cause, errno, "rename %s to %s: %s", tmp,
 		    path, strerror(errno));
