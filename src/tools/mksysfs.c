@@ -486,13 +486,41 @@ cpu_id(const struct spec *s, int core, int thread, int ncores)
 }
 
 /* Checks the spec as a whole once every key is known. */
+
+/* A cpulist key (isolated=, offline=) into out: ids of this machine only. */
+static int
+spec_cpus(const char *text, const char *key, const struct cpuset *all,
+    struct cpuset *out, char **cause)
+{
+	struct cpuset	 bad = CPUSET_INITIALIZER;
+	char		*list = NULL;
+	int		 rc = 0;
+
+	if (text == NULL)
+		return (0);
+	if (cpuset_parse(out, text, &list) != 0) {
+		xasprintf(cause, "%s: %s", key, list);
+		free(list);
+		return (-1);
+	}
+	cpuset_copy(&bad, out);
+	cpuset_andnot(&bad, all);
+	if (!cpuset_empty(&bad)) {
+		list = cpuset_format(&bad);
+		xasprintf(cause, "%s: %s not CPUs of this machine", key, list);
+		free(list);
+		rc = -1;
+	}
+	cpuset_clear(&bad);
+	return (rc);
+}
+
 static int
 spec_check(struct spec *s, char **cause)
 {
-	struct cpuset	 all = CPUSET_INITIALIZER, bad = CPUSET_INITIALIZER;
+	struct cpuset	 all = CPUSET_INITIALIZER;
 	long long	 n, maxid;
 	int		 per_pkg, ncores, c, t, rc = -EINVAL;
-	char		*list;
 
 	n = (long long)s->packages * s->dies;
 	n *= s->nodes;
@@ -542,35 +570,11 @@ spec_check(struct spec *s, char **cause)
 	for (c = 0; c < ncores; c++)
 		for (t = 0; t < s->threads; t++)
 			cpuset_add(&all, cpu_id(s, c, t, ncores));
-	if (s->isolated_text != NULL &&
-	    cpuset_parse(&s->isolated, s->isolated_text, &list) != 0) {
-		xasprintf(cause, "isolated: %s", list);
-		free(list);
+	if (spec_cpus(s->isolated_text, "isolated", &all, &s->isolated,
+	    cause) != 0 ||
+	    spec_cpus(s->offline_text, "offline", &all, &s->offline,
+	    cause) != 0)
 		goto out;
-	}
-	if (s->offline_text != NULL &&
-	    cpuset_parse(&s->offline, s->offline_text, &list) != 0) {
-		xasprintf(cause, "offline: %s", list);
-		free(list);
-		goto out;
-	}
-
-	cpuset_copy(&bad, &s->isolated);
-	cpuset_andnot(&bad, &all);
-	if (!cpuset_empty(&bad)) {
-		list = cpuset_format(&bad);
-		xasprintf(cause, "isolated: %s not CPUs of this machine", list);
-		free(list);
-		goto out;
-	}
-	cpuset_copy(&bad, &s->offline);
-	cpuset_andnot(&bad, &all);
-	if (!cpuset_empty(&bad)) {
-		list = cpuset_format(&bad);
-		xasprintf(cause, "offline: %s not CPUs of this machine", list);
-		free(list);
-		goto out;
-	}
 	if (cpuset_has(&s->offline, 0)) {
 		xasprintf(cause, "offline: cpu0 cannot go offline");
 		goto out;
@@ -578,7 +582,6 @@ spec_check(struct spec *s, char **cause)
 	rc = 0;
 out:
 	cpuset_clear(&all);
-	cpuset_clear(&bad);
 	return (rc);
 }
 

@@ -41,78 +41,6 @@ join(const char *dir, const char *name)
 }
 
 static void
-put(const char *path, const char *data)
-{
-	FILE	*f;
-
-	f = fopen(path, "w");
-	cr_assert_not_null(f, "%s", path);
-	cr_assert(fputs(data, f) >= 0);
-	cr_assert(fclose(f) == 0);
-}
-
-static char *
-get(const char *path)
-{
-	FILE	*f;
-	char	*buf;
-	long	 n;
-
-	f = fopen(path, "r");
-	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
-	cr_assert(fseek(f, 0, SEEK_END) == 0);
-	n = ftell(f);
-	rewind(f);
-	buf = xmalloc((size_t)n + 1);
-	cr_assert(fread(buf, 1, (size_t)n, f) == (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	return (buf);
-}
-
-static int
-exists(const char *path)
-{
-	struct stat	st;
-
-	return (lstat(path, &st) == 0);
-}
-
-/* The names in dir, sorted, joined by spaces (caller frees). */
-static char *
-listing(const char *dir)
-{
-	struct dirent	**names;
-	char		 *out = xstrdup(""), *next;
-	int		  n, i;
-
-	n = scandir(dir, &names, NULL, alphasort);
-	cr_assert(n >= 0, "%s", dir);
-	for (i = 0; i < n; i++) {
-		if (strcmp(names[i]->d_name, ".") != 0 &&
-		    strcmp(names[i]->d_name, "..") != 0) {
-			xasprintf(&next, "%s%s%s", out, *out ? " " : "",
-			    names[i]->d_name);
-			free(out);
-			out = next;
-		}
-		free(names[i]);
-	}
-	free(names);
-	return (out);
-}
-
-static void
-assert_listing(const char *dir, const char *want)
-{
-	char	*got;
-
-	got = listing(dir);
-	cr_assert_str_eq(got, want, "%s holds \"%s\"", dir, got);
-	free(got);
-}
-
-static void
 write_ok(const char *dir, const char *uid, const char *const *edits,
     size_t n)
 {
@@ -206,7 +134,7 @@ Test(cdi, content)
 	path = cdi_path(dir, DRIVER, UID);
 	want = join(dir, FILE_OF(UID));
 	cr_assert_str_eq(path, want);
-	assert_listing(dir, FILE_OF(UID));
+	testlib_assert_listing(dir, FILE_OF(UID));
 	assert_spec(path, UID, edits, 2);
 	cr_assert(stat(path, &st) == 0);
 	cr_assert(S_ISREG(st.st_mode));
@@ -264,7 +192,7 @@ Test(cdi, creates_directory)
 	deep = join(top, "missing/cdi");
 	cr_assert_eq(cdi_write(deep, DRIVER, UID, edits, 1, &cause), -ENOENT);
 	assert_cause(cause, deep, ENOENT);
-	assert_listing(top, "cdi");
+	testlib_assert_listing(top, "cdi");
 	free(deep);
 	free(path);
 	free(dir);
@@ -292,15 +220,15 @@ Test(cdi, atomic_replace)
 	dir = testlib_tmpdir();
 	path = cdi_path(dir, DRIVER, UID);
 	write_ok(dir, UID, one, 1);
-	before = get(path);
+	before = testlib_read(path, NULL);
 	len = strlen(before);
 	fd = open(path, O_RDONLY);
 	cr_assert(fd != -1);
 
 	xasprintf(&tmp, "%s.tmp", path);
-	put(tmp, "{\"cdiVersion\":");
+	testlib_write(tmp, "{\"cdiVersion\":", strlen("{\"cdiVersion\":"));
 	write_ok(dir, UID, three, 3);
-	assert_listing(dir, FILE_OF(UID));
+	testlib_assert_listing(dir, FILE_OF(UID));
 	assert_spec(path, UID, three, 3);
 
 	held = xmalloc(len + 2);
@@ -327,19 +255,19 @@ Test(cdi, remove)
 	write_ok(dir, "u2", other, 1);
 	path = cdi_path(dir, DRIVER, UID);
 	xasprintf(&tmp, "%s.tmp", path);
-	put(tmp, "partial");
+	testlib_write(tmp, "partial", 7);
 
 	cr_assert_eq(cdi_remove(dir, DRIVER, UID, &cause), 0, "%s", cause);
-	cr_assert(!exists(path));
-	cr_assert(!exists(tmp));
-	assert_listing(dir, FILE_OF("u2"));
+	cr_assert(!testlib_exists(path));
+	cr_assert(!testlib_exists(tmp));
+	testlib_assert_listing(dir, FILE_OF("u2"));
 	/* Unprepare may come twice, or for a claim never prepared here. */
 	cr_assert_eq(cdi_remove(dir, DRIVER, UID, &cause), 0, "%s", cause);
 	cr_assert_eq(cdi_remove(dir, DRIVER, "never", &cause), 0, "%s", cause);
 	gone = join(dir, "gone");
 	cr_assert_eq(cdi_remove(gone, DRIVER, UID, &cause), 0, "%s", cause);
 	cr_assert_null(cause);
-	assert_listing(dir, FILE_OF("u2"));
+	testlib_assert_listing(dir, FILE_OF("u2"));
 	free(gone);
 	free(tmp);
 	free(path);
@@ -372,7 +300,7 @@ Test(cdi, refuses_unsafe_uids)
 	memset(big, 'a', CDI_UID_MAX + 1);
 	big[CDI_UID_MAX + 1] = '\0';
 	cr_assert_eq(cdi_write(dir, DRIVER, big, edits, 1, NULL), -EINVAL);
-	assert_listing(dir, "");
+	testlib_assert_listing(dir, "");
 	big[CDI_UID_MAX] = '\0';
 	write_ok(dir, big, edits, 1);
 	cr_assert_eq(cdi_check_uid(UID, NULL), 0);
@@ -404,7 +332,7 @@ Test(cdi, refuses_bad_drivers)
 		assert_cause(cause, "DNS subdomain", 0);
 	}
 	cr_assert_eq(cdi_check_driver(NULL, NULL), -EINVAL);
-	assert_listing(dir, "");
+	testlib_assert_listing(dir, "");
 	for (i = 0; i < sizeof good / sizeof good[0]; i++)
 		cr_assert_eq(cdi_check_driver(good[i], NULL), 0, "%s", good[i]);
 
@@ -436,7 +364,7 @@ Test(cdi, refuses_bad_edits)
 	dir = testlib_tmpdir();
 	write_ok(dir, UID, old, 1);
 	path = cdi_path(dir, DRIVER, UID);
-	before = get(path);
+	before = testlib_read(path, NULL);
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		edits[0] = "K=1";
 		edits[1] = bad[i];
@@ -452,9 +380,9 @@ Test(cdi, refuses_bad_edits)
 		edits[i] = "K=1";
 	cr_assert_eq(cdi_write(dir, DRIVER, UID, edits, CDI_MAX_DEVICES + 1,
 	    NULL), -EINVAL);
-	after = get(path);
+	after = testlib_read(path, NULL);
 	cr_assert_str_eq(after, before);
-	assert_listing(dir, FILE_OF(UID));
+	testlib_assert_listing(dir, FILE_OF(UID));
 
 	/* The limit itself is fine. */
 	write_ok(dir, UID, edits, CDI_MAX_DEVICES);
@@ -477,7 +405,7 @@ Test(cdi, failed_write_keeps_old_spec)
 	dir = testlib_tmpdir();
 	write_ok(dir, UID, old, 1);
 	path = cdi_path(dir, DRIVER, UID);
-	before = get(path);
+	before = testlib_read(path, NULL);
 
 	blob = xmalloc(10000);
 	memset(blob, '7', 9999);
@@ -491,9 +419,9 @@ Test(cdi, failed_write_keeps_old_spec)
 	cr_assert_eq(cdi_write(dir, DRIVER, UID, edits, 1, &cause), -EFBIG);
 	xasprintf(&tmp, "%s.tmp", path);
 	assert_cause(cause, tmp, EFBIG);
-	after = get(path);
+	after = testlib_read(path, NULL);
 	cr_assert_str_eq(after, before);
-	assert_listing(dir, FILE_OF(UID));
+	testlib_assert_listing(dir, FILE_OF(UID));
 	free(after);
 	free(tmp);
 	free(blob);
@@ -509,15 +437,15 @@ Test(cdi, file_where_the_directory_should_be)
 
 	dir = testlib_tmpdir();
 	file = join(dir, "cdi");
-	put(file, "x");
+	testlib_write(file, "x", 1);
 	cr_assert_eq(cdi_write(file, DRIVER, UID, edits, 1, &cause),
 	    -ENOTDIR);
 	assert_cause(cause, file, ENOTDIR);
 	cr_assert_eq(cdi_remove(file, DRIVER, UID, &cause), -ENOTDIR);
 	assert_cause(cause, file, ENOTDIR);
-	content = get(file);
+	content = testlib_read(file, NULL);
 	cr_assert_str_eq(content, "x");
-	assert_listing(dir, "cdi");
+	testlib_assert_listing(dir, "cdi");
 	free(content);
 	free(file);
 	free(dir);

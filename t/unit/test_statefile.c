@@ -36,81 +36,6 @@ join(const char *dir, const char *name)
 	return (p);
 }
 
-static void
-put(const char *path, const void *data, size_t len)
-{
-	FILE	*f;
-
-	f = fopen(path, "w");
-	cr_assert_not_null(f, "%s", path);
-	cr_assert(fwrite(data, 1, len, f) == len);
-	cr_assert(fclose(f) == 0);
-}
-
-/* The file's content (caller frees); *len gets its size. */
-static char *
-get(const char *path, size_t *len)
-{
-	FILE	*f;
-	char	*buf;
-	long	 n;
-
-	f = fopen(path, "r");
-	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
-	cr_assert(fseek(f, 0, SEEK_END) == 0);
-	n = ftell(f);
-	rewind(f);
-	buf = xmalloc((size_t)n + 1);
-	cr_assert(fread(buf, 1, (size_t)n, f) == (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	if (len != NULL)
-		*len = (size_t)n;
-	return (buf);
-}
-
-static int
-exists(const char *path)
-{
-	struct stat	st;
-
-	return (lstat(path, &st) == 0);
-}
-
-/* The names in dir, sorted, joined by spaces (caller frees). */
-static char *
-listing(const char *dir)
-{
-	struct dirent	**names;
-	char		 *out = xstrdup(""), *next;
-	int		  n, i;
-
-	n = scandir(dir, &names, NULL, alphasort);
-	cr_assert(n >= 0, "%s", dir);
-	for (i = 0; i < n; i++) {
-		if (strcmp(names[i]->d_name, ".") != 0 &&
-		    strcmp(names[i]->d_name, "..") != 0) {
-			xasprintf(&next, "%s%s%s", out, *out ? " " : "",
-			    names[i]->d_name);
-			free(out);
-			out = next;
-		}
-		free(names[i]);
-	}
-	free(names);
-	return (out);
-}
-
-static void
-assert_listing(const char *dir, const char *want)
-{
-	char	*got;
-
-	got = listing(dir);
-	cr_assert_str_eq(got, want, "%s holds \"%s\"", dir, got);
-	free(got);
-}
-
 /* A saved-state document as R-STATE-1 describes it. */
 static json_t *
 state_doc(const char *id, const char *cpus)
@@ -168,7 +93,7 @@ Test(statefile, round_trip)
 	assert_reads(dir, a);
 	write_ok(dir, b);
 	assert_reads(dir, b);
-	assert_listing(dir, "state.json");
+	testlib_assert_listing(dir, "state.json");
 
 	path = join(dir, "state.json");
 	cr_assert(stat(path, &st) == 0);
@@ -188,7 +113,7 @@ Test(statefile, write_refuses_unversioned_document)
 	doc = json_pack("{s:{}}", "grants");
 	cr_assert_eq(statefile_write(dir, doc, &cause), -EINVAL);
 	cr_assert_not_null(cause);
-	assert_listing(dir, "");
+	testlib_assert_listing(dir, "");
 	json_decref(doc);
 	free(cause);
 	free(dir);
@@ -206,13 +131,13 @@ Test(statefile, crash_leaves_old_state)
 	b = state_doc("c2", "6");
 	write_ok(dir, a);
 	tmp = join(dir, STATEFILE_TMP);
-	put(tmp, partial, sizeof partial - 1);
+	testlib_write(tmp, partial, sizeof partial - 1);
 
 	assert_reads(dir, a);
-	assert_listing(dir, "state.json state.json.tmp");
+	testlib_assert_listing(dir, "state.json state.json.tmp");
 	write_ok(dir, b);
 	assert_reads(dir, b);
-	assert_listing(dir, "state.json");
+	testlib_assert_listing(dir, "state.json");
 	json_decref(a);
 	json_decref(b);
 	free(tmp);
@@ -257,11 +182,11 @@ read_bad(const char *dir, const char *what, const char *content,
 	    end[1] <= '9'), "%s", name);
 	cr_assert(t >= (long long)before && t <= (long long)after, "%s", name);
 
-	kept = get(bad, &keptlen);
+	kept = testlib_read(bad, &keptlen);
 	cr_assert_eq(keptlen, len);
 	cr_assert(memcmp(kept, content, len) == 0);
 	p = join(dir, "state.json");
-	cr_assert(!exists(p), "state.json is still there");
+	cr_assert(!testlib_exists(p), "state.json is still there");
 	cr_assert_eq(statefile_read(dir, &doc, &cause), 0);
 	cr_assert_null(doc);
 	name = xstrdup(name);
@@ -279,7 +204,7 @@ bad_content(const char *what, const char *content, size_t len)
 
 	dir = testlib_tmpdir();
 	path = join(dir, "state.json");
-	put(path, content, len);
+	testlib_write(path, content, len);
 	name = read_bad(dir, what, content, len);
 	free(name);
 	free(path);
@@ -323,7 +248,7 @@ Test(statefile, truncated_moved_aside)
 	doc = state_doc("c1", "0-3");
 	write_ok(dir, doc);
 	path = join(dir, "state.json");
-	full = get(path, &len);
+	full = testlib_read(path, &len);
 	cr_assert_gt(len, 10);
 	cr_assert(truncate(path, (off_t)(len / 2)) == 0);
 	free(read_bad(dir, "truncated", full, len / 2));
@@ -354,7 +279,7 @@ Test(statefile, oversized_moved_aside)
 	cr_assert_eq(statefile_read(dir, &doc, &cause), -EBADMSG);
 	cr_assert_null(doc);
 	cr_assert_not_null(strstr(cause, "larger than"), "%s", cause);
-	cr_assert(!exists(path));
+	cr_assert(!testlib_exists(path));
 	free(cause);
 	free(path);
 	free(dir);
@@ -370,7 +295,7 @@ Test(statefile, not_a_regular_file_moved_aside)
 	cr_assert(mkfifo(path, 0600) == 0);
 	cr_assert_eq(statefile_read(dir, &doc, &cause), -EBADMSG);
 	cr_assert_not_null(strstr(cause, "not a regular file"), "%s", cause);
-	cr_assert(!exists(path));
+	cr_assert(!testlib_exists(path));
 	free(cause);
 	free(path);
 	free(dir);
@@ -390,7 +315,7 @@ Test(statefile, bad_names_never_collide)
 		xasprintf(&name, "%s/state.json.bad-%lld", dir,
 		    (long long)now + k);
 		xasprintf(&content, "earlier %d", k);
-		put(name, content, strlen(content));
+		testlib_write(name, content, strlen(content));
 		free(content);
 		free(name);
 	}
@@ -398,7 +323,7 @@ Test(statefile, bad_names_never_collide)
 	prev = NULL;
 	for (i = 0; i < 3; i++) {
 		xasprintf(&content, "corrupt %d", i);
-		put(path, content, strlen(content));
+		testlib_write(path, content, strlen(content));
 		name = read_bad(dir, "not valid JSON", content,
 		    strlen(content));
 		t = strtoll(name + strlen("state.json.bad-"), &end, 10);
@@ -415,7 +340,7 @@ Test(statefile, bad_names_never_collide)
 		xasprintf(&name, "%s/state.json.bad-%lld", dir,
 		    (long long)now + k);
 		xasprintf(&content, "earlier %d", k);
-		got = get(name, NULL);
+		got = testlib_read(name, NULL);
 		cr_assert_str_eq(got, content);
 		free(got);
 		free(content);
@@ -451,7 +376,7 @@ Test(statefile, failed_write_keeps_old_state)
 	want = join(dir, STATEFILE_TMP);
 	cr_assert_not_null(strstr(cause, want), "%s", cause);
 	assert_reads(dir, a);
-	assert_listing(dir, "state.json");
+	testlib_assert_listing(dir, "state.json");
 	json_decref(a);
 	json_decref(big);
 	free(want);
@@ -467,7 +392,7 @@ Test(statefile, file_where_the_directory_should_be)
 
 	dir = testlib_tmpdir();
 	file = join(dir, "var-lib-topoaware");
-	put(file, "x", 1);
+	testlib_write(file, "x", 1);
 	doc = state_doc("c1", "0-3");
 
 	cr_assert_eq(statefile_write(file, doc, &cause), -ENOTDIR);
@@ -486,9 +411,9 @@ Test(statefile, file_where_the_directory_should_be)
 	cr_assert_not_null(strstr(cause, "not a directory"), "%s", cause);
 	free(cause);
 
-	content = get(file, NULL);
+	content = testlib_read(file, NULL);
 	cr_assert_str_eq(content, "x");
-	assert_listing(dir, "var-lib-topoaware");
+	testlib_assert_listing(dir, "var-lib-topoaware");
 	free(content);
 	json_decref(doc);
 	free(file);
@@ -579,7 +504,7 @@ Test(statefile, resources_sh)
 	    "%s", cause ? cause : "");
 	xasprintf(&cdir, "%s/containers/%s", dir, id);
 	file = join(cdir, "resources.sh");
-	got = get(file, NULL);
+	got = testlib_read(file, NULL);
 	cr_assert_str_eq(got, "ALL_MEMS=\"0\"\nEXCLUSIVE_CPUS=\"4-5\"\n"
 	    "SHARED_CPUS=\"1-3\"\n");
 	free(got);
@@ -587,14 +512,14 @@ Test(statefile, resources_sh)
 	cr_assert_eq(st.st_mode & 07777, 0644);
 
 	cr_assert_eq(statefile_write_resources(dir, id, fewer, 2, &cause), 0);
-	got = get(file, NULL);
+	got = testlib_read(file, NULL);
 	cr_assert_str_eq(got, "ALL_MEMS=\"1\"\nDRA_CPUS=\"8-9\"\n");
 	free(got);
-	assert_listing(cdir, "resources.sh");
+	testlib_assert_listing(cdir, "resources.sh");
 
 	cr_assert_eq(statefile_remove_resources(dir, id, &cause), 0);
-	cr_assert(!exists(file));
-	cr_assert(!exists(cdir));
+	cr_assert(!testlib_exists(file));
+	cr_assert(!testlib_exists(cdir));
 	cr_assert_eq(statefile_remove_resources(dir, id, &cause), 0,
 	    "removing twice is fine");
 	free(file);
@@ -642,6 +567,6 @@ Test(statefile, resources_refuse_unsafe_input)
 		cause = NULL;
 	}
 	/* Nothing was written anywhere. */
-	assert_listing(dir, "");
+	testlib_assert_listing(dir, "");
 	free(dir);
 }

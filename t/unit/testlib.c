@@ -5,6 +5,8 @@
 #include "autoconf.h"
 
 #include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,5 +102,78 @@ testlib_assert_set(const struct cpuset *s, const char *want)
 
 	cr_assert_str_eq(got, want, "cpuset is \"%s\", expected \"%s\"", got,
 	    want);
+	free(got);
+}
+
+char *
+testlib_read(const char *path, size_t *len)
+{
+	FILE	*f;
+	char	*buf;
+	long	 n;
+
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+	cr_assert(fseek(f, 0, SEEK_END) == 0);
+	n = ftell(f);
+	rewind(f);
+	buf = xmalloc((size_t)n + 1);
+	cr_assert(fread(buf, 1, (size_t)n, f) == (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	if (len != NULL)
+		*len = (size_t)n;
+	return (buf);
+}
+
+void
+testlib_write(const char *path, const void *data, size_t len)
+{
+	FILE	*f;
+
+	f = fopen(path, "w");
+	cr_assert_not_null(f, "%s", path);
+	cr_assert(fwrite(data, 1, len, f) == len);
+	cr_assert(fclose(f) == 0);
+}
+
+int
+testlib_exists(const char *path)
+{
+	struct stat	st;
+
+	return (lstat(path, &st) == 0);
+}
+
+char *
+testlib_listing(const char *dir)
+{
+	struct dirent	**names;
+	char		 *out = xstrdup(""), *next;
+	int		  n, i;
+
+	n = scandir(dir, &names, NULL, alphasort);
+	cr_assert(n >= 0, "%s", dir);
+	for (i = 0; i < n; i++) {
+		if (strcmp(names[i]->d_name, ".") != 0 &&
+		    strcmp(names[i]->d_name, "..") != 0) {
+			xasprintf(&next, "%s%s%s", out, *out ? " " : "",
+			    names[i]->d_name);
+			free(out);
+			out = next;
+		}
+		free(names[i]);
+	}
+	free(names);
+	return (out);
+}
+
+void
+testlib_assert_listing(const char *dir, const char *want)
+{
+	char	*got;
+
+	got = testlib_listing(dir);
+	cr_assert_str_eq(got, want, "%s holds \"%s\"", dir, got);
 	free(got);
 }

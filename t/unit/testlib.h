@@ -6,6 +6,8 @@
 #ifndef TOPOAWARE_TESTLIB_H
 #define TOPOAWARE_TESTLIB_H
 
+#include <stddef.h>
+
 #include "cpuset.h"
 #include "topology.h"
 
@@ -23,5 +25,14 @@ struct topology		*testlib_machine(const char *machine);
 struct cpuset		*testlib_set(const char *);
 /* Asserts that a set prints as the expected list form. */
 void			 testlib_assert_set(const struct cpuset *, const char *);
+
+/* Files: the content of one (caller frees; *len its size, may be NULL),
+ * writing one whole, whether a path exists (lstat), and a folder's names
+ * sorted and joined by spaces (caller frees). Each fails the test on error. */
+char			*testlib_read(const char *path, size_t *len);
+void			 testlib_write(const char *path, const void *, size_t);
+int			 testlib_exists(const char *path);
+char			*testlib_listing(const char *dir);
+void			 testlib_assert_listing(const char *dir, const char *want);
 
 #endif
