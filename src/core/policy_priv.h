@@ -1,6 +1,6 @@
 /*
  * What the policy's own files (policy.c, supply.c, request.c, claim.c,
- * state.c) share and nobody else sees.
+ * state.c, nrtdoc.c) share and nobody else sees.
  */
 #ifndef TOPOAWARE_POLICY_PRIV_H
 #define TOPOAWARE_POLICY_PRIV_H

@@ -349,6 +349,68 @@ duration(char *buf, size_t size, long long s)
 		snprintf(buf, size, "%llds", s);
 }
 
+/* The status lines of the parts that talk to the API server. */
+static void
+print_slices(json_t *sl)
+{
+	json_t	*err = json_object_get(sl, "lastError");
+	char	*gen, *ndev;
+
+	if (sl == NULL)
+		return;
+	gen = scalar(json_object_get(sl, "generation"));
+	ndev = scalar(json_object_get(sl, "devices"));
+	if (json_is_true(json_object_get(sl, "published")))
+		field("ResourceSlices", "published (generation %s, %s "
+		    "devices)%s%s", gen, ndev, json_is_string(err) ?
+		    "; last error: " : "", json_is_string(err) ?
+		    json_string_value(err) : "");
+	else
+		field("ResourceSlices", "not published%s%s",
+		    json_is_string(err) ? ": " : "", json_is_string(err) ?
+		    json_string_value(err) : "");
+	free(gen);
+	free(ndev);
+}
+
+static void
+print_nrt(json_t *n)
+{
+	json_t	*err = json_object_get(n, "lastError");
+
+	if (n == NULL)
+		return;
+	if (!json_is_true(json_object_get(n, "enabled")))
+		field("NRT object", "off%s%s", json_is_string(err) ?
+		    ": " : "", json_is_string(err) ? json_string_value(err) :
+		    "");
+	else if (json_is_true(json_object_get(n, "published")))
+		field("NRT object", "published%s%s",
+		    json_is_string(err) ? "; last error: " : "",
+		    json_is_string(err) ? json_string_value(err) : "");
+	else
+		field("NRT object", "not published yet%s%s",
+		    json_is_string(err) ? ": " : "", json_is_string(err) ?
+		    json_string_value(err) : "");
+}
+
+static void
+print_api(json_t *a)
+{
+	json_t	*err = json_object_get(a, "lastError");
+	char	*req, *fail;
+
+	if (a == NULL)
+		return;
+	req = scalar(json_object_get(a, "requests"));
+	fail = scalar(json_object_get(a, "failures"));
+	field("API server", "%s: %s requests, %s failed%s%s", str(a, "server"),
+	    req, fail, json_is_string(err) ? "; last error: " : "",
+	    json_is_string(err) ? json_string_value(err) : "");
+	free(req);
+	free(fail);
+}
+
 static void
 print_status(json_t *r)
 {
@@ -384,6 +446,9 @@ print_status(json_t *r)
 		field("DRA", "not registered: %s", json_string_value(v));
 	else
 		field("DRA", "not registered");
+	print_slices(json_object_get(dra, "slices"));
+	print_nrt(json_object_get(r, "nrt"));
+	print_api(json_object_get(dra, "api"));
 
 	s = scalar(json_object_get(r, "containers"));
 	field("containers", "%s", s);

@@ -23,7 +23,8 @@ usage(FILE *f)
 "                  [--nri-socket PATH] [--nri-index N] [--admin-socket PATH]\n"
 "                  [--kubelet-dir DIR] [--cdi-dir DIR] [--kubeconfig FILE]\n"
 "                  [--node-name NAME] [--nri-reconnect-max MS]\n"
-"                  [--config-debounce MS]\n"
+"                  [--config-debounce MS] [--api-timeout MS] [--api-retries N]\n"
+"                  [--api-backoff MS] [--slice-resync MS] [--nrt-debounce MS]\n"
 "\n"
 "  -f                    stay in the foreground and log to stderr\n"
 "  -v                    log more (repeat for debug)\n"
@@ -41,8 +42,17 @@ usage(FILE *f)
 "  --node-name NAME      this node (default $NODE_NAME, else the host name)\n"
 "  --nri-reconnect-max MS  cap of the reconnect backoff (default 30000)\n"
 "  --config-debounce MS  quiet period before a changed config is reloaded\n"
-"                        (default 300)\n");
+"                        (default 300)\n"
+"  --api-timeout MS      API server timeout per attempt (default 5000)\n"
+"  --api-retries N       API attempts after the first (default 3)\n"
+"  --api-backoff MS      first delay between attempts, doubling (default 500)\n"
+"  --slice-resync MS     how often the ResourceSlices are checked (default 30000)\n"
+"  --nrt-debounce MS     quiet period before the NodeResourceTopology object\n"
+"                        is updated after a change (default 1000)\n");
 }
+
+/* getopt values of the options that take a plain number. */
+#define OPT_NUMBER	1000
 
 static int
 number(const char *s, long lo, long hi, long *out)
@@ -73,16 +83,33 @@ main(int argc, char **argv)
 		{ "node-name", required_argument, NULL, 'H' },
 		{ "nri-reconnect-max", required_argument, NULL, 'B' },
 		{ "config-debounce", required_argument, NULL, 'D' },
+		{ "api-timeout", required_argument, NULL, OPT_NUMBER + 0 },
+		{ "api-retries", required_argument, NULL, OPT_NUMBER + 1 },
+		{ "api-backoff", required_argument, NULL, OPT_NUMBER + 2 },
+		{ "slice-resync", required_argument, NULL, OPT_NUMBER + 3 },
+		{ "nrt-debounce", required_argument, NULL, OPT_NUMBER + 4 },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	static char		 host[HOST_NAME_MAX + 1];
 	struct server_opts	 o;
+	/* The plain numbers, in the order of OPT_NUMBER + i above. */
+	const struct {
+		const char	*name;
+		long		 lo, hi;
+		int		*out;
+	} numbers[] = {
+		{ "api-timeout", 10, 600000, &o.api_timeout_ms },
+		{ "api-retries", 0, 100, &o.api_retries },
+		{ "api-backoff", 1, 600000, &o.api_backoff_ms },
+		{ "slice-resync", 10, 86400000, &o.slice_resync_ms },
+		{ "nrt-debounce", 0, 600000, &o.nrt_debounce_ms },
+	};
 	struct server		 srv;
 	char			*cause = NULL;
 	long			 v;
-	int			 ch, check = 0, rc;
+	int			 ch, check = 0, i, rc;
 
 	memset(&o, 0, sizeof o);
 	o.sysfs_root = "/";
@@ -96,6 +123,11 @@ main(int argc, char **argv)
 	o.nri_backoff_max_ms = 30000;
 	o.watch_debounce_ms = WATCH_DEBOUNCE_MS;
 	o.node_name = getenv("NODE_NAME");
+	o.api_timeout_ms = 5000;
+	o.api_retries = 3;
+	o.api_backoff_ms = 500;
+	o.slice_resync_ms = 30000;
+	o.nrt_debounce_ms = 1000;
 
 	while ((ch = getopt_long(argc, argv, "fnvVh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -171,6 +203,19 @@ main(int argc, char **argv)
 			o.watch_debounce_ms = (int)v;
 			break;
 		default:
+			if (ch >= OPT_NUMBER && ch < OPT_NUMBER +
+			    (int)(sizeof numbers / sizeof numbers[0])) {
+				i = ch - OPT_NUMBER;
+				if (number(optarg, numbers[i].lo,
+				    numbers[i].hi, &v) != 0) {
+					fprintf(stderr, "topoawared: --%s %s: not "
+					    "a number %ld-%ld\n", numbers[i].name,
+					    optarg, numbers[i].lo, numbers[i].hi);
+					return (2);
+				}
+				*numbers[i].out = (int)v;
+				break;
+			}
 			usage(stderr);
 			return (2);
 		}

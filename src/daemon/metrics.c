@@ -37,7 +37,7 @@ static const char *const error_kinds[] = {
 	"admin_request", "admin_peer", "admin_limit",
 	"nri_connect", "nri_protocol", "nri_update", "nri_timeout",
 	"dra_protocol", "dra_register", "cdi_write", "kube_api",
-	"fallback", NULL
+	"slice_publish", "nrt", "fallback", NULL
 };
 static const char *const nri_events[] = {
 	"connect", "disconnect", "configure", "synchronize", "shutdown",
@@ -49,6 +49,12 @@ static const char *const nri_events[] = {
 	"state_change", "unimplemented", NULL
 };
 static const char *const results[] = { "ok", "refused", NULL };
+static const char *const dra_methods[] = {
+	"NodePrepareResources", "NodeUnprepareResources", NULL
+};
+static const char *const claim_results[] = {
+	"prepared", "unprepared", "failed", NULL
+};
 static const char *const commands[] = {
 	"status", "topology", "pools", "grants", "claims", "config", "reload",
 	"metrics", "log-level", NULL
@@ -66,6 +72,10 @@ static struct counter counters[] = {
 	  nri_events, { 0 } },
 	{ "reloads", "Configuration reloads, by result.", "result",
 	  results, { 0 } },
+	{ "dra_requests", "Calls from the kubelet's DRA client, by method.",
+	  "method", dra_methods, { 0 } },
+	{ "dra_claims", "Claims answered to the kubelet, by result.",
+	  "result", claim_results, { 0 } },
 	{ "admin_requests", "Admin socket requests, by command.", "command",
 	  commands, { 0 } },
 	{ "nri_connects", "Connections made to the runtime's NRI socket.",

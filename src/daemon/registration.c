@@ -30,6 +30,8 @@ struct registration {
 	char			*endpoint;
 	int			 registered;
 	char			*error;
+	void			(*notify_cb)(void *, int);
+	void			*notify_arg;
 };
 
 static void
@@ -90,6 +92,8 @@ notify_status(struct h2_call *call, const uint8_t *req, size_t len,
 	pluginregistration__registration_status__free_unpacked(st, NULL);
 	/* RegistrationStatusResponse is empty: zero bytes. */
 	h2_reply(call, NULL, 0);
+	if (r->notify_cb != NULL)
+		r->notify_cb(r->notify_arg, r->registered);
 }
 
 struct registration *
@@ -154,4 +158,12 @@ const char *
 registration_error(const struct registration *r)
 {
 	return (r->error);
+}
+
+void
+registration_on_notify(struct registration *r, void (*cb)(void *, int),
+    void *arg)
+{
+	r->notify_cb = cb;
+	r->notify_arg = arg;
 }

@@ -24,5 +24,8 @@ const char *registration_socket(const struct registration *);
  * of a refusal, or NULL. */
 int	registration_registered(const struct registration *);
 const char *registration_error(const struct registration *);
+/* Called after each NotifyRegistrationStatus, with what it said. */
+void	registration_on_notify(struct registration *,
+	    void (*)(void *, int registered), void *);
 
 #endif

@@ -18,11 +18,16 @@
 #include <event2/event.h>
 
 #include "admin.h"
+#include "dra.h"
+#include "kube.h"
 #include "log.h"
 #include "metrics.h"
 #include "nri.h"
+#include "nrtdoc.h"
+#include "nrt.h"
 #include "sd.h"
 #include "server.h"
+#include "slice.h"
 #include "statefile.h"
 #include "sysfs.h"
 #include "watch.h"
@@ -185,6 +190,70 @@ watchdog_cb(evutil_socket_t fd, short what, void *arg)
 	sd_watchdog_ping();
 }
 
+static json_t *
+nrt_content(void *arg)
+{
+	struct server	*srv = arg;
+
+	return (nrtdoc_build(srv->policy));
+}
+
+static void
+publish_devices(struct server *srv)
+{
+	struct dradev	*devs = NULL;
+	int		 n;
+
+	if (srv->slice == NULL)
+		return;
+	/* The policy's own list: slice_publish copies it. */
+	n = policy_devices(srv->policy, &devs);
+	slice_publish(srv->slice, devs, n);
+}
+
+/*
+ * The API client and what needs it: the DRA driver with its slices, and
+ * the NodeResourceTopology object. Without an API server the daemon
+ * still pins containers; status says why DRA and NRT are off. A DRA
+ * socket we cannot serve is fatal: the operator asked for it.
+ */
+static int
+start_kube(struct server *srv, char **cause)
+{
+	struct kube_opts	 ko;
+	char			*why = NULL;
+
+	memset(&ko, 0, sizeof ko);
+	ko.kubeconfig = srv->opts.kubeconfig;
+	ko.timeout_ms = srv->opts.api_timeout_ms;
+	ko.retries = srv->opts.api_retries;
+	ko.backoff_ms = srv->opts.api_backoff_ms;
+	if (kube_new(srv->base, &ko, &srv->kube, &why) != 0) {
+		xasprintf(&srv->kube_error, "no Kubernetes API client: %s",
+		    why);
+		free(why);
+		srv->kube = NULL;
+		if (srv->cfg->dra_enabled || srv->cfg->nrt_enabled)
+			log_warnx("%s; the DRA driver and the "
+			    "NodeResourceTopology object are off",
+			    srv->kube_error);
+		return (0);
+	}
+	srv->nrt = nrt_new(srv->base, srv->kube, srv->opts.node_name,
+	    srv->opts.nrt_debounce_ms, nrt_content, srv);
+	nrt_configure(srv->nrt, srv->cfg->nrt_enabled,
+	    srv->cfg->nrt_refresh_seconds);
+	if (!srv->cfg->dra_enabled)
+		return (0);
+	srv->slice = slice_new(srv->base, srv->kube,
+	    srv->cfg->dra_driver_name, srv->opts.node_name,
+	    srv->opts.slice_resync_ms);
+	publish_devices(srv);
+	if (dra_new(srv, srv->kube, &srv->dra, cause) != 0)
+		return (-EIO);
+	return (0);
+}
+
 int
 server_start(struct server *srv, char **cause)
 {
@@ -230,6 +299,8 @@ server_start(struct server *srv, char **cause)
 	}
 	if (nri_new(srv, &srv->nri, cause) != 0)
 		return (-EIO);
+	if (start_kube(srv, cause) != 0)
+		return (-EIO);
 	/* Saving once at start rewrites a state file another version left. */
 	if (save_state(srv, cause) != 0)
 		return (-EIO);
@@ -256,6 +327,12 @@ server_stop(struct server *srv)
 void
 server_clear(struct server *srv)
 {
+	/* The API client's users cancel their requests before it goes. */
+	dra_free(srv->dra);
+	slice_free(srv->slice);
+	nrt_free(srv->nrt);
+	kube_free(srv->kube);
+	free(srv->kube_error);
 	nri_free(srv->nri);
 	watch_free(srv->watch);
 	admin_free(srv->admin);
@@ -345,6 +422,8 @@ commit(struct server *srv, struct policy_effects *fx, const char *what,
 		return (-EIO);
 	}
 	log_effects(srv, fx);
+	if (srv->nrt != NULL && (fx->save || fx->nupdates > 0))
+		nrt_changed(srv->nrt);
 	return (0);
 }
 
@@ -521,6 +600,12 @@ server_reload(struct server *srv, const char *why, char **cause)
 		free(err);
 	}
 	server_push_updates(srv, &fx);
+	publish_devices(srv);
+	if (srv->nrt != NULL) {
+		nrt_configure(srv->nrt, cfg->nrt_enabled,
+		    cfg->nrt_refresh_seconds);
+		nrt_changed(srv->nrt);
+	}
 	log_info("reloaded (%s): configuration generation %u, %d containers "
 	    "moved", why, srv->generation, fx.nupdates);
 	metrics_inc("reloads", "result", "ok");
@@ -540,14 +625,27 @@ server_status(struct server *srv)
 	    "generation", (int)srv->last_reload.generation);
 	nri = srv->nri ? nri_status(srv->nri) :
 	    json_pack("{s:b}", "connected", 0);
-	/* The kubelet plugin is a later part; say so rather than pretend. */
-	dra = json_pack("{s:b, s:s}", "registered", 0, "error",
-	    "the DRA kubelet plugin is not implemented yet");
-	st = json_pack("{s:s, s:I, s:i, s:o, s:o, s:o, s:i, s:i, s:o}",
+	if (srv->dra != NULL)
+		dra = dra_status(srv->dra);
+	else
+		dra = json_pack("{s:b, s:s}", "registered", 0, "error",
+		    !srv->cfg->dra_enabled ? "disabled (dra.enabled is false)" :
+		    srv->kube_error != NULL ? srv->kube_error :
+		    "not started");
+	json_object_set_new(dra, "prepared", json_integer(
+	    policy_nclaims(srv->policy)));
+	if (srv->slice != NULL)
+		json_object_set_new(dra, "slices", slice_status(srv->slice));
+	if (srv->kube != NULL)
+		json_object_set_new(dra, "api", kube_status(srv->kube));
+	st = json_pack("{s:s, s:I, s:i, s:o, s:o, s:o, s:o, s:i, s:i, s:o}",
 	    "version", PACKAGE_VERSION,
 	    "uptimeSeconds", (json_int_t)(time(NULL) - srv->started),
 	    "configGeneration", (int)srv->generation,
 	    "lastReload", lr, "nri", nri, "dra", dra,
+	    "nrt", srv->nrt != NULL ? nrt_status(srv->nrt) :
+	    json_pack("{s:b, s:s}", "enabled", 0, "lastError",
+	    srv->kube_error != NULL ? srv->kube_error : "not started"),
 	    "containers", policy_ncontainers(srv->policy),
 	    "claims", policy_nclaims(srv->policy),
 	    "lastError", srv->last_error ? json_string(srv->last_error) :

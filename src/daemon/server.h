@@ -33,6 +33,11 @@ struct server_opts {
 	const char	*node_name;
 	int		 nri_backoff_max_ms;	/* reconnect backoff cap */
 	int		 watch_debounce_ms;	/* config file quiet period */
+	int		 api_timeout_ms;	/* per API server attempt */
+	int		 api_retries;		/* attempts after the first */
+	int		 api_backoff_ms;	/* first retry delay, doubling */
+	int		 slice_resync_ms;	/* ResourceSlice check interval */
+	int		 nrt_debounce_ms;	/* NRT quiet period after changes */
 	int		 foreground;
 	int		 verbosity;
 };
@@ -40,6 +45,10 @@ struct server_opts {
 struct nri;
 struct admin;
 struct watch;
+struct kube;
+struct dra;
+struct slice;
+struct nrt;
 
 struct server {
 	struct event_base	*base;
@@ -66,6 +75,11 @@ struct server {
 	struct nri		*nri;
 	struct admin		*admin;
 	struct watch		*watch;
+	struct kube		*kube;		/* NULL: kube_error says why */
+	char			*kube_error;
+	struct dra		*dra;		/* NULL when dra.enabled is off */
+	struct slice		*slice;
+	struct nrt		*nrt;
 	char			*cfg_text;	/* the file the last load read */
 	size_t			 cfg_textlen;
 };

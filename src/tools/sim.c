@@ -17,7 +17,10 @@
 #include "config.h"
 #include "dradev.h"
 #include "pool.h"
+#include "nrtdoc.h"
+#include "policy.h"
 #include "sim.h"
+#include "slicedoc.h"
 #include "sysfs.h"
 #include "topology.h"
 #include "view.h"
@@ -27,15 +30,18 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: topoaware-sim [--sysfs-root DIR] [--config FILE] "
-	    "--show topology|pools|devices\n"
+	    "--show topology|pools|devices|slices|nrt\n"
 	    "       topoaware-sim [--sysfs-root DIR] [--config FILE] "
 	    "SCENARIO|-\n"
 	    "\n"
 	    "  --sysfs-root DIR  the folder that holds sys/ (default /)\n"
 	    "  --config FILE     a topoawared config file (default: the "
 	    "embedded defaults)\n"
-	    "  --show WHAT       print the topology, the pool tree or the "
-	    "DRA devices as JSON\n"
+	    "  --show WHAT       print the topology, the pool tree, the DRA "
+	    "devices,\n"
+	    "                    the ResourceSlices or the NodeResourceTopology "
+	    "content as JSON\n"
+	    "  --node-name NAME  the node of --show slices (default node)\n"
 	    "  SCENARIO          a file of JSON lines, one policy event each "
 	    "(- for stdin);\n"
 	    "                    one JSON reply line each on stdout\n"
@@ -77,12 +83,19 @@ main(int argc, char **argv)
 		{ "sysfs-root", required_argument, NULL, 'r' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "show", required_argument, NULL, 's' },
+		{ "node-name", required_argument, NULL, 'n' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char		*root = "/", *cfgpath = NULL, *show = NULL;
-	const char		*scenario = NULL;
+	const char		*scenario = NULL, *node = "node";
+	static const char *const shows[] = {
+		"topology", "pools", "devices", "slices", "nrt", NULL
+	};
+	struct policy		*P = NULL;
+	struct slicedoc_pool	 sp;
+	int			 i;
 	struct topology		*t = NULL;
 	struct config		*cfg = NULL;
 	struct pool_tree	*pt = NULL;
@@ -104,6 +117,9 @@ main(int argc, char **argv)
 		case 's':
 			show = optarg;
 			break;
+		case 'n':
+			node = optarg;
+			break;
 		case 'V':
 			printf("topoaware-sim %s\n", PACKAGE_VERSION);
 			return (0);
@@ -117,9 +133,11 @@ main(int argc, char **argv)
 	}
 	if (show == NULL && optind == argc - 1)
 		scenario = argv[optind++];
+	for (i = 0; show != NULL && shows[i] != NULL; i++)
+		if (strcmp(show, shows[i]) == 0)
+			break;
 	if (optind != argc || (show == NULL && scenario == NULL) ||
-	    (show != NULL && strcmp(show, "topology") != 0 &&
-	    strcmp(show, "pools") != 0 && strcmp(show, "devices") != 0)) {
+	    (show != NULL && shows[i] == NULL)) {
 		usage(stderr);
 		return (2);
 	}
@@ -145,7 +163,25 @@ main(int argc, char **argv)
 	}
 	if (strcmp(show, "pools") == 0)
 		out = view_pools(pt);
-	else {
+	else if (strcmp(show, "nrt") == 0) {
+		if (policy_new(t, cfg, &P, &cause) != 0) {
+			fprintf(stderr, "topoaware-sim: %s\n", cause);
+			goto out;
+		}
+		out = nrtdoc_build(P);
+	} else if (strcmp(show, "slices") == 0) {
+		/* What topoawared would publish first, without an owner. */
+		ndevs = dradev_list(pt, &devs);
+		memset(&sp, 0, sizeof sp);
+		sp.driver = cfg->dra_driver_name;
+		sp.node = node;
+		sp.generation = 1;
+		sp.devs = devs;
+		sp.ndevs = ndevs;
+		out = json_array();
+		for (i = 0; i < slicedoc_count(ndevs); i++)
+			json_array_append_new(out, slicedoc_build(&sp, i));
+	} else {
 		ndevs = dradev_list(pt, &devs);
 		out = view_devices(devs, ndevs);
 	}
@@ -161,6 +197,7 @@ out:
 	free(cause);
 	json_decref(out);
 	dradev_free_list(devs, ndevs);
+	policy_free(P);
 	pool_tree_free(pt);
 	config_free(cfg);
 	topology_free(t);

@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "dradev.h"
+#include "nrtdoc.h"
 #include "policy.h"
 #include "quantity.h"
 #include "sim.h"
@@ -569,9 +570,11 @@ op_show(struct sim *S, json_t *o, struct line *l)
 	else if (strcmp(what, "devices") == 0) {
 		n = policy_devices(S->P, &devs);
 		v = view_devices(devs, n);
-	} else
-		return (line_error(l, "show: \"what\" must be grants, pools or "
-		    "devices, not \"%s\"", what));
+	} else if (strcmp(what, "nrt") == 0)
+		v = nrtdoc_build(S->P);
+	else
+		return (line_error(l, "show: \"what\" must be grants, pools, "
+		    "devices or nrt, not \"%s\"", what));
 	json_object_set_new(l->reply, what, v);
 	return (0);
 }

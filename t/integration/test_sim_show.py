@@ -48,6 +48,35 @@ def test_devices_leave_out_nodes_without_grantable_cpus():
     assert [(d["name"], d["cpu"]) for d in devs] == [("cpudevnuma000", 1)]
 
 
+def test_slices_on_server_with_reserved_cpus():
+    r = sim("--sysfs-root", tap.sysfs("server"), "--node-name", "node-a",
+            "--show", "slices",
+            config={"reservedResources": {"cpu": "cpuset:3,11"}})
+    assert r.returncode == 0, r.stderr
+    slices = json.loads(r.stdout)
+    assert len(slices) == 1, slices
+    spec = slices[0]["spec"]
+    assert spec["nodeName"] == "node-a" and spec["pool"]["name"] == "node-a"
+    assert spec["driver"] == "topology-aware.nri.io"
+    assert spec["pool"]["resourceSliceCount"] == 1
+    caps = [d["capacity"]["dra.cpu/cpu"]["value"] for d in spec["devices"]]
+    assert caps == ["28", "28", "28", "26"], caps
+    assert all(d["allowMultipleAllocations"] for d in spec["devices"])
+
+
+def test_nrt_root_zone_counts_sharable_and_reserved_cpus():
+    nrt = show("server", "nrt", {"reservedResources": {"cpu": "cpuset:3,11"}})
+    zones = {z["name"]: z for z in nrt["zones"]}
+    roots = [z for z in nrt["zones"] if "parent" not in z]
+    assert len(roots) == 1, roots
+    cpu = {r["name"]: r for r in roots[0]["resources"]}["cpu"]
+    # 112 online CPUs, 8 of them isolated (4-7,60-63): not in the zone.
+    assert cpu["capacity"] == cpu["allocatable"] == "104", cpu
+    # Nothing granted: everything sharable (104 less the 2 reserved).
+    assert cpu["available"] == "102", cpu
+    assert all(z["parent"] in zones for z in nrt["zones"] if "parent" in z)
+
+
 def test_topology_of_server():
     t = show("server", "topology")
     assert t["online"] == "0-111"

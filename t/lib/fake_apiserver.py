@@ -18,6 +18,7 @@ Python standard library only; the server runs in its own threads.
 """
 
 import json
+import os
 import random
 import re
 import ssl
@@ -388,6 +389,20 @@ class FakeApiServer:
     def __exit__(self, *exc):
         self.stop()
 
+    def kubeconfig(self, folder):
+        """Writes a kubeconfig for this server (its token, if any) into
+        folder and returns its path."""
+        path = os.path.join(folder, "kubeconfig")
+        user = "  user:\n    token: %s\n" % self.token if self.token \
+            else "  user: {}\n"
+        with open(path, "w") as f:
+            f.write("apiVersion: v1\nkind: Config\n"
+                    "clusters:\n- name: test\n  cluster:\n    server: %s\n"
+                    "contexts:\n- name: ctx\n  context:\n    cluster: test\n"
+                    "    user: me\ncurrent-context: ctx\n"
+                    "users:\n- name: me\n%s" % (self.url, user))
+        return path
+
     def set_claim(self, namespace, name, obj):
         with self.lock:
             obj = json.loads(json.dumps(obj))
@@ -581,3 +596,66 @@ class FakeApiServer:
                 "kind": "ResourceSliceList",
                 "metadata": {"resourceVersion": str(self._rv)},
                 "items": items}
+
+    # -- NodeResourceTopology helpers for the tests ------------------------
+
+    def nrt(self, name):
+        """A copy of the stored NodeResourceTopology, or None."""
+        with self.lock:
+            obj = self.nrts.get(name)
+            return json.loads(json.dumps(obj)) if obj is not None else None
+
+    def set_nrt(self, name, obj):
+        """Another writer's object (a new resourceVersion); None deletes."""
+        with self.lock:
+            if obj is None:
+                self.nrts.pop(name, None)
+                return
+            obj = json.loads(json.dumps(obj))
+            obj.setdefault("metadata", {})["name"] = name
+            obj["metadata"]["resourceVersion"] = self._next_rv()
+            self.nrts[name] = obj
+
+    # -- slices from a test ---------------------------------------------
+
+    def put_slice(self, name, obj):
+        """Stores a ResourceSlice as if a client had created it (a fresh
+        uid and resourceVersion), without validating it."""
+        with self.lock:
+            obj = json.loads(json.dumps(obj))
+            meta = obj.setdefault("metadata", {})
+            meta["name"] = name
+            meta["uid"] = "%08x-0000-4000-8000-%012x" % (
+                random.getrandbits(32), random.getrandbits(48))
+            meta["resourceVersion"] = self._next_rv()
+            self.slices[name] = obj
+
+    def delete_slices(self, driver=None):
+        """Deletes the stored slices (of one driver), as the kubelet does
+        when it starts; returns how many went."""
+        with self.lock:
+            names = [n for n, o in self.slices.items()
+                     if driver is None or
+                     (o.get("spec") or {}).get("driver") == driver]
+            for n in names:
+                del self.slices[n]
+            return len(names)
+
+    def conflict_slice_puts(self, n):
+        """The next n PUTs of ResourceSlices are answered 409 Conflict, as
+        when another client wrote the object in between."""
+        with self.lock:
+            self._slice_put_conflicts = n
+            if "_item" in self.__dict__:
+                return
+            plain = self._item
+
+            def item(store, kind, name, method, data, check, kindname):
+                # _route runs under self.lock already.
+                if (method == "PUT" and kind == "resourceslices" and
+                        self._slice_put_conflicts > 0):
+                    self._slice_put_conflicts -= 1
+                    return self._conflict(kind, name)
+                return plain(store, kind, name, method, data, check,
+                             kindname)
+            self._item = item
