@@ -590,6 +590,10 @@ kube_new(struct event_base *base, const struct kube_opts *opts,
 	curl_multi_setopt(k->multi, CURLMOPT_SOCKETDATA, k);
 	curl_multi_setopt(k->multi, CURLMOPT_TIMERFUNCTION, kube_curl_timer);
 	curl_multi_setopt(k->multi, CURLMOPT_TIMERDATA, k);
+	/* Many claims read at once queue rather than open as many
+	 * connections; over HTTP/2 they share one anyway. */
+	curl_multi_setopt(k->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+	    (long)KUBE_MAX_CONNECTIONS);
 	*out = k;
 	return (0);
 }

@@ -47,6 +47,8 @@ json_t	*kube_status(const struct kube *);
 
 /* Bodies larger than this are refused (SPEC R-BAD). */
 #define KUBE_MAX_BODY		(16 * 1024 * 1024)
+/* Connections to the API server at once; more requests wait their turn. */
+#define KUBE_MAX_CONNECTIONS	16
 /* The longest wait between attempts. */
 #define KUBE_MAX_BACKOFF_MS	30000
 

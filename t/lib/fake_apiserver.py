@@ -23,6 +23,7 @@ import random
 import re
 import ssl
 import string
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -265,6 +266,9 @@ def _peer_cn(conn):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body are written apart: without TCP_NODELAY each answer
+    # would wait for the client's delayed ACK (about 40 ms).
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass
@@ -285,6 +289,12 @@ class _Handler(BaseHTTPRequestHandler):
             delay = api._delay
             raw_answer = api._raw.pop(0) if api._raw else None
         api._released.wait()
+        held = api._held
+        if held is not None and self.command == "GET" and any(
+                self.path.endswith("/resourceclaims/" + n)
+                for n in held.names):
+            held.seen.set()
+            held.release.wait(30)
         if api._stopping:
             self.close_connection = True
             return
@@ -324,6 +334,13 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _dispatch
 
 
+class _Held:
+    def __init__(self, names):
+        self.names = set(names)
+        self.seen = threading.Event()
+        self.release = threading.Event()
+
+
 class FakeApiServer:
     def __init__(self, token=None, tls=None):
         """tls: (certfile, keyfile, client_ca or None) serves https and,
@@ -346,6 +363,7 @@ class FakeApiServer:
         self._stopping = False
         self._httpd = None
         self._thread = None
+        self._held = None
 
     # -- control --------------------------------------------------------
 
@@ -353,6 +371,16 @@ class FakeApiServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _Handler)
         self._httpd.daemon_threads = True
         self._httpd.api = self
+        # socketserver's backlog of 5 would drop the SYNs of a client
+        # reading many claims at once.
+        self._httpd.socket.listen(128)
+        plain = self._httpd.handle_error
+
+        def handle_error(request, address):
+            # A client dropping a kept-alive connection is no news.
+            if not isinstance(sys.exc_info()[1], ConnectionError):
+                plain(request, address)
+        self._httpd.handle_error = handle_error
         if self.tls is not None:
             ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             ctx.load_cert_chain(self.tls[0], self.tls[1])
@@ -435,6 +463,13 @@ class FakeApiServer:
         """Answer the next request with these bytes, whatever they are."""
         with self.lock:
             self._raw.append((code, data))
+
+    def hold_claims(self, names):
+        """Hold the GETs of these claims (by name) until .release is set;
+        .seen is set when one arrived. Other requests go on."""
+        held = _Held(names)
+        self._held = held
+        return held
 
     def delay(self, seconds):
         with self.lock:
