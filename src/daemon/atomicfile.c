@@ -92,15 +92,28 @@ static void
 debug_crash(const char *name)
 {
 	static int	 read_env, crash;
+	static long	 countdown;
 	const char	*v;
+	char		*end;
 
 	if (!read_env) {
 		v = getenv("TOPOAWARE_DEBUG_CRASH");
-		crash = (v != NULL && strcmp(v, "before-rename") == 0);
+		if (v != NULL && strcmp(v, "before-rename") == 0)
+			crash = 1;
+		else if (v != NULL && strncmp(v, "before-rename:", 14) == 0) {
+			countdown = strtol(v + 14, &end, 10);
+			crash = *end == '\0' && countdown > 0;
+		}
 		read_env = 1;
 	}
-	if (crash && strcmp(name, "state.json") == 0)
-		raise(SIGKILL);
+	if (!crash || strcmp(name, "state.json") != 0)
+		return;
+	/* before-rename:N dies at the Nth save, the first being at start. */
+	if (countdown > 1) {
+		countdown--;
+		return;
+	}
+	raise(SIGKILL);
 }
 #endif
 

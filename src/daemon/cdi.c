@@ -247,13 +247,14 @@ cdi_remove(const char *dir, const char *driver, const char *uid,
 		return (rc);
 	path = cdi_path(dir, driver, uid);
 	xasprintf(&tmp, "%s%s", path, CDI_TMP_SUFFIX);
+	/* A dir that is not a folder holds no spec either. */
 	if (unlink(path) == 0)
 		removed = 1;
-	else if (errno != ENOENT) {
+	else if (errno != ENOENT && errno != ENOTDIR) {
 		rc = atomicfile_syserr(cause, "unlink", path);
 		goto out;
 	}
-	if (unlink(tmp) == -1 && errno != ENOENT) {
+	if (unlink(tmp) == -1 && errno != ENOENT && errno != ENOTDIR) {
 		rc = atomicfile_syserr(cause, "unlink", tmp);
 		goto out;
 	}

@@ -280,6 +280,7 @@ claim_prepare(struct dra_claim *c)
 	    (size_t)c->doc->n, &cause) != 0) {
 		metrics_inc("errors", "kind", "cdi_write");
 		claim_fail(c, "cannot write the CDI spec: %s", cause);
+		server_set_error(srv, "claim %s: %s", c->uid, c->error);
 		/* Never told to the kubelet, so not held, unless it was. */
 		if (!held) {
 			free(cause);

@@ -262,6 +262,9 @@ server_start(struct server *srv, char **cause)
 	char		*why = NULL;
 
 	signal(SIGPIPE, SIG_IGN);
+	/* A file size limit fails the write (EFBIG), refused like a full
+	 * disk, instead of killing the daemon. */
+	signal(SIGXFSZ, SIG_IGN);
 	if ((srv->base = event_base_new()) == NULL) {
 		xasprintf(cause, "cannot create the event loop");
 		return (-ENOMEM);
@@ -415,12 +418,15 @@ commit(struct server *srv, struct policy_effects *fx, const char *what,
 {
 	char	*why = NULL;
 
-	if (fx->save && save_state(srv, &why) != 0) {
+	/* Changes not saved before are saved with this one, or retried. */
+	if ((fx->save || srv->unsaved) && save_state(srv, &why) != 0) {
+		srv->unsaved = 1;
 		xasprintf(cause, "%s: cannot save the state: %s", what, why);
 		server_set_error(srv, "%s", *cause);
 		free(why);
 		return (-EIO);
 	}
+	srv->unsaved = 0;
 	log_effects(srv, fx);
 	if (srv->nrt != NULL && (fx->save || fx->nupdates > 0))
 		nrt_changed(srv->nrt);
@@ -487,17 +493,38 @@ server_remove(struct server *srv, const char *id, struct policy_effects *fx,
 	return (rc);
 }
 
+static int
+known_container(const char *id, void *arg)
+{
+	struct server	*srv = arg;
+
+	return (policy_pinning(srv->policy, id) != NULL);
+}
+
 int
 server_sync(struct server *srv, const struct container_spec *specs, int n,
     struct policy_effects *fx, char **cause)
 {
 	int	rc;
 
+	char	*why = NULL;
+	int	 gone;
+
 	if ((rc = policy_sync(srv->policy, specs, n, fx, cause)) != 0) {
 		refused(srv, "sync", *cause);
 		return (rc);
 	}
-	return (commit(srv, fx, "sync", cause));
+	if ((rc = commit(srv, fx, "sync", cause)) != 0)
+		return (rc);
+	/* Containers that ended while we were away leave no file behind. */
+	if ((gone = statefile_prune_resources(srv->opts.state_dir,
+	    known_container, srv, &why)) < 0) {
+		log_warnx("%s", why);
+		metrics_inc("errors", "kind", "export");
+		free(why);
+	} else if (gone > 0)
+		log_debug("removed resources.sh of %d containers gone", gone);
+	return (0);
 }
 
 int
@@ -532,12 +559,39 @@ int
 server_release(struct server *srv, const char *uid, struct policy_effects *fx,
     char **cause)
 {
-	int	rc;
+	struct policy	*back = NULL;
+	json_t		*snap = NULL;
+	char		*why = NULL;
+	int		 rc, unsaved = srv->unsaved;
 
-	if ((rc = policy_release(srv->policy, uid, fx)) != 0)
+	/*
+	 * A release the disk does not hold must not be acknowledged nor
+	 * kept: the kubelet would never ask again, and the claim would be
+	 * back after a restart with nobody to release it. Undoing it means
+	 * going back to the policy as it was; claims are rare enough that
+	 * keeping a copy of the state for that is cheap.
+	 */
+	if (policy_claim_cpus(srv->policy, uid) != NULL)
+		snap = policy_save(srv->policy);
+	if ((rc = policy_release(srv->policy, uid, fx)) != 0) {
+		json_decref(snap);
 		return (rc);
-	if ((rc = commit(srv, fx, "release", cause)) != 0)
+	}
+	if ((rc = commit(srv, fx, "release", cause)) != 0) {
+		if (snap != NULL && policy_restore(srv->topo, srv->cfg, snap,
+		    &back, &why) == 0) {
+			policy_free(srv->policy);
+			srv->policy = back;
+			srv->unsaved = unsaved;
+		} else if (snap != NULL) {
+			log_warnx("claim %s: cannot undo the release: %s", uid,
+			    why);
+			free(why);
+		}
+		json_decref(snap);
 		return (rc);
+	}
+	json_decref(snap);
 	if (fx->save)
 		metrics_inc("releases", "kind", "claim");
 	server_push_updates(srv, fx);

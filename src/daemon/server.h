@@ -66,6 +66,9 @@ struct server {
 	}			 last_reload;
 	char			*last_error;
 	int			 stopping;
+	/* A change is in memory that state.json does not hold yet: a
+	 * release whose save failed. Every later commit saves first. */
+	int			 unsaved;
 
 	struct event		*ev_sigterm;
 	struct event		*ev_sigint;

@@ -10,6 +10,7 @@
 
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -431,4 +432,40 @@ statefile_remove_resources(const char *dir, const char *id, char **cause)
 	free(file);
 	free(idir);
 	return (rc);
+}
+
+int
+statefile_prune_resources(const char *dir, int (*keep)(const char *, void *),
+    void *arg, char **cause)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		*cdir, *why = NULL;
+	int		 rc = 0, n = 0;
+
+	xasprintf(&cdir, "%s/containers", dir);
+	if ((d = opendir(cdir)) == NULL) {
+		if (errno != ENOENT)
+			rc = atomicfile_syserr(cause, "opendir", cdir);
+		free(cdir);
+		return (rc);
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0 || keep(de->d_name, arg))
+			continue;
+		if (statefile_remove_resources(dir, de->d_name, &why) != 0) {
+			if (rc == 0) {
+				rc = -EIO;
+				*cause = why;
+			} else
+				free(why);
+			why = NULL;
+			continue;
+		}
+		n++;
+	}
+	closedir(d);
+	free(cdir);
+	return (rc != 0 ? rc : n);
 }

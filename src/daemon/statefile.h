@@ -74,5 +74,12 @@ int	statefile_write_resources(const char *dir, const char *id,
 /* Removes the file and its folder; an absent one is not an error. */
 int	statefile_remove_resources(const char *dir, const char *id,
 	    char **cause);
+/*
+ * Removes the resources.sh of every container keep() does not want (the
+ * ones that ended while the daemon was down). Returns how many went, or a
+ * negative errno with a cause (the first failure; the rest are tried).
+ */
+int	statefile_prune_resources(const char *dir,
+	    int (*keep)(const char *id, void *), void *arg, char **cause);
 
 #endif

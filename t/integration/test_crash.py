@@ -6,19 +6,39 @@ really runs. After each restart no CPU is exclusive to two containers,
 an exclusive container whose creation was answered keeps its CPUs, and
 state.json is whole. With the debug hook TOPOAWARE_DEBUG_CRASH a crash
 between the durable temp file and the rename leaves the old state, and
-the temp file is never read."""
+the temp file is never read.
 
+The same with claims (R-CLAIM-10): prepares and unprepares through the
+kubelet stand-in (t/lib/kubelet.py) interleaved with creates and removes
+through the runtime simulator, the daemon killed at a random moment of
+each round (some rounds also die once more at the next start, between
+the temp file and the rename). After each restart no CPU is granted
+twice (claims, exclusive containers, containers pinned to claims, shared
+ones), every claim whose prepare was answered is held with the same CPUs
+and its CDI spec, every answered unprepare stays done, and once the
+kubelet has retried what was unanswered, the CDI specs are exactly the
+held claims. Options: --seed N, --rounds N, --max-kill-ms N."""
+
+import argparse
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
 import threading
 import time
+import uuid
 
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
-from nri_runtime import Closed, Session, SimError, parse_cpuset  # noqa
+import kubelet  # noqa: E402
+from fake_apiserver import FakeApiServer  # noqa: E402
+from kubelet import Kubelet, resource_claim, result  # noqa: E402
+from nri_runtime import CallError, Closed, Machine, Session, SimError  # noqa
+from nri_runtime import parse_cpuset  # noqa: E402
+
+import grpc  # noqa: E402
 
 RESERVED = {3, 11}
 CONFIG = {"reservedResources": {"cpu": "cpuset:3,11"}}
@@ -279,6 +299,472 @@ def test_crash_before_the_rename_keeps_the_old_state():
         assert not os.path.exists(tmp), "the leftover temp file stayed"
         assert "claim:bogus" not in read_state(s)["grants"]
         s.stop()
+
+
+# -- claims and containers together ------------------------------------
+
+def options(argv):
+    p = argparse.ArgumentParser()
+    p.add_argument("--seed", type=int, default=None)
+    p.add_argument("--rounds", type=int, default=12)
+    p.add_argument("--max-kill-ms", type=int, default=250)
+    return p.parse_args(argv)
+
+
+OPTS = options(sys.argv[1:])
+NODE = "testnode"               # t/lib/daemon.py passes --node-name
+N4C16_RESERVED = {15}
+N4C16_CONFIG = {"reservedResources": {"cpu": "cpuset:15"}}
+API_ARGS = ["--api-timeout", "1000", "--api-retries", "1",
+            "--api-backoff", "100"]
+CALL_TIMEOUT = 10.0
+MAX_CLAIMS = 4          # of 1 or 2 CPUs: at most half the machine
+MAX_EXCLUSIVE = 4
+MAX_CONTAINERS = 10
+
+
+def n4c16():
+    """2 packages x 2 nodes x 2 cores x 2 threads; node n has 4n..4n+3."""
+    d = os.path.join(tap.tmpdir(), "n4c16")
+    r = subprocess.run([os.path.join(tap.builddir(), "topoaware-mksysfs"),
+                        "packages=2,nodes=2,cores=2,threads=2,"
+                        "numbering=adjacent,mem=2G", d],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    return d
+
+
+class Mixed:
+    """Both peers of the daemon and what each was told. Claims and
+    containers move between these records under self.lock as answers
+    come back; an operation whose answer never came stays pending."""
+
+    def __init__(self, seed):
+        self.seed = seed
+        self.folder = tap.tmpdir()
+        self.api = FakeApiServer().start()
+        # A GET cut by the kill is expected, not worth a traceback.
+        self.api._httpd.handle_error = lambda *a: None
+        self.api.set_node(NODE, str(uuid.UUID(int=seed)))
+        kc = self.api.kubeconfig(self.folder)
+        root = n4c16()
+        self.m = Machine(root)
+        self.s = Session(N4C16_CONFIG, sysfs_root=root, folder=self.folder,
+                         args=["--kubeconfig", kc] + API_ARGS)
+        self.kdir = os.path.join(self.folder, "kubelet")
+        self.cdi_dir = os.path.join(self.folder, "cdi")
+        self.k = None
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.errors = []
+        self.n = 0
+        self.ops = 0
+        self.claims = {}            # uid: Claim, all ever made
+        self.acked = {}             # uid: CPUs of an answered prepare
+        self.refused = set()        # prepare answered with an error
+        self.released = set()       # unprepare answered
+        self.pending_prepare = set()
+        self.pending_unprepare = set()
+        self.in_use = {}            # uid: containers naming it
+        self.kind = {}              # cid: "excl", "shared" or claim uid
+        self.excl_acked = {}        # cid: CPUs of an answered create
+
+    @property
+    def rt(self):
+        return self.s.rt
+
+    @property
+    def d(self):
+        return self.s.d
+
+    def register(self):
+        self.k = Kubelet(self.kdir)
+        self.k.register()
+
+    def cdi_cpus(self, uid):
+        with open(kubelet.cdi_path(self.cdi_dir, uid)) as f:
+            spec = json.load(f)
+        envs = {e for d in spec["devices"]
+                for e in d["containerEdits"]["env"]}
+        assert len(envs) == 1, spec
+        key, _, value = envs.pop().partition("=")
+        assert key == "DRA_CPUSET_" + uid, spec
+        return parse_cpuset(value), value
+
+    def fail(self, what):
+        with self.lock:
+            self.errors.append(what)
+
+    # The kubelet.
+    def dra_worker(self, rnd):
+        try:
+            while not self.stopping.is_set():
+                if not self.dra_op(rnd):
+                    return
+        except Exception as e:  # reported by the main thread
+            self.fail("DRA worker: %r" % e)
+
+    def dra_op(self, rnd):
+        with self.lock:
+            free = sorted(u for u in self.acked if not self.in_use.get(u))
+            grow = len(self.acked) < MAX_CLAIMS and (
+                not free or rnd.random() < 0.6)
+            if grow:
+                self.n += 1
+                uid = str(uuid.UUID(int=rnd.getrandbits(128)))
+                name = "claim%d" % self.n
+                c = kubelet.Claim("default", name, uid)
+                self.claims[uid] = c
+                self.api.set_claim("default", name, resource_claim(
+                    uid, [result("cpudevnuma%03d" % rnd.randrange(4),
+                                 rnd.choice((1, 1, 2)))], name=name))
+                self.pending_prepare.add(uid)
+            elif free:
+                uid = rnd.choice(free)
+                c = self.claims[uid]
+                # No container may name it from now on.
+                del self.acked[uid]
+                self.pending_unprepare.add(uid)
+            else:
+                time.sleep(0.005)
+                return True
+        try:
+            if grow:
+                got = self.k.prepare([c], timeout=CALL_TIMEOUT)
+            else:
+                got = self.k.unprepare([c], timeout=CALL_TIMEOUT)
+        except grpc.RpcError:
+            return False
+        if grow:
+            err = got[uid]["error"]
+            cpus = self.cdi_cpus(uid)[0] if err == "" else None
+        elif got != {uid: ""}:
+            self.fail("unprepare %s: %r" % (uid, got))
+        with self.lock:
+            self.ops += 1
+            if grow:
+                self.pending_prepare.discard(uid)
+                if cpus is not None:
+                    self.acked[uid] = cpus
+                else:
+                    self.refused.add(uid)
+            else:
+                self.pending_unprepare.discard(uid)
+                self.released.add(uid)
+        return True
+
+    # The runtime.
+    def nri_worker(self, rnd):
+        try:
+            while not self.stopping.is_set():
+                if not self.nri_op(rnd):
+                    return
+        except Exception as e:  # reported by the main thread
+            self.fail("NRI worker: %r" % e)
+
+    def forget(self, cid):
+        """cid no longer runs (self.lock held)."""
+        kind = self.kind.pop(cid)
+        self.excl_acked.pop(cid, None)
+        if kind not in ("excl", "shared"):
+            self.in_use[kind] -= 1
+
+    def nri_op(self, rnd):
+        rt = self.rt
+        with self.lock:
+            running = sorted(c for c in self.kind if c in rt.containers)
+            nexcl = sum(1 for c in running if self.kind[c] == "excl")
+            create = len(running) < MAX_CONTAINERS and (
+                not running or rnd.random() < 0.6)
+            if create:
+                self.n += 1
+                kinds = ["shared"]
+                if nexcl < MAX_EXCLUSIVE:
+                    kinds.append("excl")
+                if self.acked:
+                    kinds.append(rnd.choice(sorted(self.acked)))
+                kind = rnd.choice(kinds)
+                env = ["PATH=/bin"]
+                if kind == "excl":
+                    p = rt.make_pod("x%d" % self.n, qos="Guaranteed")
+                    c = rt.make_container(p, "c", request=1000, limit=1000)
+                else:
+                    if kind != "shared":
+                        self.in_use[kind] = self.in_use.get(kind, 0) + 1
+                        env.append("DRA_CPUSET_%s=%s" % (
+                            kind, format_cpus(self.acked[kind])))
+                    p = rt.make_pod("s%d" % self.n, qos="BestEffort")
+                    c = rt.make_container(p, "c", env=env)
+                self.kind[c.id] = kind
+            else:
+                cid = rnd.choice(running)
+        if create:
+            try:
+                resp = rt.create_container(p, c)
+            except CallError as e:
+                # A refusal: the runtime does not run it.
+                with self.lock:
+                    self.forget(c.id)
+                    self.ops += 1
+                if kind != "excl":
+                    self.fail("create %s refused: %s" % (c.id, e))
+                return True
+            except SimError:
+                # Unanswered: the runtime runs it unpinned, or gives up.
+                with self.lock:
+                    if rnd.random() < 0.5:
+                        rt.add(p, c)
+                    else:
+                        self.forget(c.id)
+                return False
+            cpus = parse_cpuset(resp.adjust.linux.resources.cpu.cpus)
+            with self.lock:
+                self.ops += 1
+                if kind == "excl":
+                    self.excl_acked[c.id] = cpus
+            return True
+        try:
+            rt.stop_container(cid)
+            rt.remove_container(cid)
+        except SimError:
+            # The runtime removes it all the same.
+            with self.lock:
+                rt.containers.pop(cid, None)
+                self.forget(cid)
+            return False
+        with self.lock:
+            self.ops += 1
+            self.forget(cid)
+        return True
+
+    # A round: both peers busy, the daemon killed at a random moment.
+    def round(self, rnd, delay):
+        self.stopping.clear()
+        threads = [threading.Thread(target=fn, daemon=True,
+                                    args=(random.Random(rnd.random()),))
+                   for fn in (self.dra_worker, self.nri_worker)]
+        before = self.ops
+        for t in threads:
+            t.start()
+        time.sleep(delay)
+        # Unless the debug hook of restart(crash_at) killed it first.
+        hooked = self.d.proc.poll() is not None
+        self.d.kill()
+        self.stopping.set()
+        for t in threads:
+            t.join(CALL_TIMEOUT + 5)
+            assert not t.is_alive(), "a worker hangs"
+        assert not self.errors, self.errors
+        self.k.close()
+        self.rt.drop()
+        tmp = os.path.join(self.d.state_dir, "state.json.tmp")
+        if hooked:
+            assert os.path.exists(tmp), self.d.output()
+        return self.ops - before, hooked
+
+    def crash_at_start(self):
+        """A start that dies between the synced temp file and the rename
+        leaves state.json as it was."""
+        with open(os.path.join(self.d.state_dir, "state.json"), "rb") as f:
+            old = f.read()
+        # Its NRI connection must not wait in the runtime's backlog.
+        self.rt.stop_listening()
+        self.d.env = {"TOPOAWARE_DEBUG_CRASH": "before-rename"}
+        try:
+            self.d.start(expect_ready=False)
+            self.d.proc.wait(10)
+            assert self.d.proc.returncode == -signal.SIGKILL, \
+                self.d.output()
+        finally:
+            self.d.env = None
+            self.d.kill()
+        with open(os.path.join(self.d.state_dir, "state.json"), "rb") as f:
+            assert f.read() == old
+        self.rt.listen()
+
+    def restart(self, crash_at=None):
+        """Starts again; with crash_at the debug hook kills the daemon
+        between the temp file and the rename at that save of state.json
+        (counting the one at start), if the build knows before-rename:N."""
+        if crash_at is not None:
+            self.d.env = {"TOPOAWARE_DEBUG_CRASH":
+                          "before-rename:%d" % crash_at}
+        try:
+            self.d.start()
+        finally:
+            self.d.env = None
+        # The temp file a crash left is never read, and goes.
+        assert not os.path.exists(os.path.join(self.d.state_dir,
+                                               "state.json.tmp"))
+        self.rt.serve()
+        self.s.wait_status(lambda st: st["nri"]["synchronized"])
+        self.register()
+
+    def held(self):
+        r = self.d.admin("claims")
+        assert r["ok"], r
+        return {g["claim"]: parse_cpuset(g["cpus"]) for g in r["result"]}
+
+    def check_claims(self):
+        """What the kubelet was told stands; then it retries what it was
+        not told, as the kubelet does."""
+        held = self.held()
+        for uid, cpus in self.acked.items():
+            assert held.get(uid) == cpus, (uid, held.get(uid), cpus)
+            assert self.cdi_cpus(uid)[0] == cpus, uid
+        for uid in self.released | self.refused:
+            assert uid not in held, (uid, held[uid])
+        assert set(held) <= (set(self.acked) | self.pending_prepare |
+                             self.pending_unprepare), \
+            (sorted(held), sorted(self.acked))
+        for uid in sorted(self.pending_prepare):
+            got = self.k.prepare([self.claims[uid]], timeout=CALL_TIMEOUT)
+            if got[uid]["error"] == "":
+                cpus = self.cdi_cpus(uid)[0]
+                if uid in held:
+                    assert cpus == held[uid], (uid, cpus, held[uid])
+                self.acked[uid] = cpus
+            else:
+                assert uid not in held, (uid, got)
+                self.refused.add(uid)
+        for uid in sorted(self.pending_unprepare):
+            got = self.k.unprepare([self.claims[uid]], timeout=CALL_TIMEOUT)
+            assert got == {uid: ""}, got
+            self.released.add(uid)
+        self.pending_prepare.clear()
+        self.pending_unprepare.clear()
+        held = self.held()
+        assert held == self.acked, (held, self.acked)
+        specs = sorted(os.listdir(self.cdi_dir))
+        assert specs == sorted(os.path.basename(
+            kubelet.cdi_path(self.cdi_dir, u)) for u in held), specs
+        # No CPU in two claims, none reserved.
+        seen = {}
+        for uid, cpus in held.items():
+            assert cpus and not cpus & N4C16_RESERVED, (uid, cpus)
+            for cpu in cpus:
+                assert cpu not in seen, (cpu, uid, seen[cpu])
+                seen[cpu] = uid
+        return seen
+
+    def check_containers(self, claimed):
+        rt = self.rt
+        running = set(rt.containers)
+        assert running <= set(self.kind), running - set(self.kind)
+        # Pushed updates may still be on their way.
+        deadline = time.monotonic() + 10
+        while True:
+            r = self.d.admin("grants")
+            assert r["ok"], r
+            grants = {g["id"]: g for g in r["result"] if "id" in g}
+            with rt.state:
+                pins = {c: parse_cpuset(rt.containers[c].linux.resources
+                                        .cpu.cpus) for c in running}
+            if set(grants) == running and all(
+                    pins[c] == parse_cpuset(grants[c]["cpus"])
+                    for c in running):
+                break
+            assert time.monotonic() < deadline, (sorted(grants), pins)
+            time.sleep(0.05)
+        excl = {}
+        for cid in sorted(running):
+            cpus = pins[cid]
+            kind = self.kind[cid]
+            if kind == "excl":
+                assert len(cpus) == 1, (cid, cpus)
+                assert not cpus & N4C16_RESERVED, (cid, cpus)
+                cpu = next(iter(cpus))
+                assert cpu not in claimed, (cid, cpu, claimed[cpu])
+                assert cpu not in excl, (cid, cpu, excl[cpu])
+                excl[cpu] = cid
+                if cid in self.excl_acked:
+                    assert cpus == self.excl_acked[cid], \
+                        (cid, cpus, self.excl_acked[cid])
+                # Answered by the Synchronize reply if not before.
+                self.excl_acked.setdefault(cid, cpus)
+            elif kind != "shared":
+                assert cpus == self.acked[kind], (cid, cpus, kind)
+                assert grants[cid]["pool"] == "claims", grants[cid]
+        for cid in sorted(running):
+            if self.kind[cid] == "shared":
+                cpus = pins[cid]
+                assert cpus and not cpus & (set(claimed) | set(excl)), \
+                    (cid, cpus, claimed, excl)
+        doc = read_state(self.s)
+        want = running | {"claim:" + u for u in self.acked}
+        assert want <= set(doc["grants"]), (sorted(doc["grants"]),
+                                            sorted(want))
+
+    def check(self):
+        self.check_containers(self.check_claims())
+
+
+def format_cpus(cpus):
+    """The kernel's list form, written here."""
+    out, run = [], []
+    for c in sorted(cpus) + [None]:
+        if run and c is not None and c == run[-1] + 1:
+            run.append(c)
+            continue
+        if run:
+            out.append(str(run[0]) if len(run) == 1
+                       else "%d-%d" % (run[0], run[-1]))
+        run = [c]
+    return ",".join(out)
+
+
+def test_sigkill_during_claims_and_containers():
+    seed = OPTS.seed if OPTS.seed is not None else random.randrange(1 << 30)
+    print("# seed %d (rerun with --seed %d)" % (seed, seed), flush=True)
+    rnd = random.Random(seed)
+    hooks = debug_hooks()
+    w = Mixed(seed)
+    try:
+        w.s.start()
+        w.s.wait_status(lambda st: st["nri"]["synchronized"])
+        w.register()
+        total = hooked_rounds = 0
+        for r in range(OPTS.rounds):
+            delay = rnd.uniform(0, OPTS.max_kill_ms / 1000.0)
+            done, hooked = w.round(rnd, delay)
+            total += done
+            hooked_rounds += hooked
+            inflight = (len(w.pending_prepare), len(w.pending_unprepare))
+            read_state(w.s)
+            if hooks and r % 4 == 3:
+                w.crash_at_start()
+            # At most 4 saves before the next round: the start, the
+            # Synchronize and the kubelet's retries of a prepare and an
+            # unprepare.
+            w.restart(crash_at=rnd.randrange(5, 40)
+                      if hooks and r % 4 == 1 else None)
+            w.check()
+            print("# round %d: %s after %.0f ms, %d answered, %d "
+                  "prepare and %d unprepare unanswered; %d claims, %d "
+                  "containers" % ((r, "died before a rename" if hooked
+                                   else "killed", delay * 1000, done) +
+                                  inflight + (len(w.acked),
+                                              len(w.rt.containers))),
+                  flush=True)
+        assert total >= OPTS.rounds, total
+        print("# %d rounds ended by the before-rename hook" % hooked_rounds)
+        # Everything goes; the daemon is left with nothing.
+        for cid in sorted(w.rt.containers):
+            w.rt.stop_container(cid)
+            w.rt.remove_container(cid)
+        for uid in sorted(w.acked):
+            assert w.k.unprepare([w.claims[uid]]) == {uid: ""}
+        st = w.s.status()
+        assert st["claims"] == 0 and st["containers"] == 0, st
+        assert os.listdir(w.cdi_dir) == []
+        if w.k is not None:
+            w.k.close()
+        w.s.stop()
+    finally:
+        if w.k is not None:
+            w.k.close()
+        w.s.__exit__(None, None, None)
+        w.api.stop()
 
 
 if __name__ == "__main__":

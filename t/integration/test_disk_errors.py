@@ -1,0 +1,488 @@
+"""Write errors (SPEC R-STATE-1, R-BAD; issue: disk-full and write errors):
+the tests run as root, so permission bits cannot make a write fail;
+instead a regular file stands where a folder is expected, or the daemon's
+RLIMIT_FSIZE is lowered (prlimit, at start or on the running process) so
+that state.json cannot be written in full.
+
+A state folder that is a file refuses the start with a clear message. A
+state file that cannot be saved refuses the start; while running it
+refuses the change that needed the save: a create over NRI is answered
+with an error and nothing is granted, a prepare gets a per-claim error
+and the claim is not held, the saved state stays whole and what it held
+is not lost, status shows lastError, and everything works again once
+writes succeed. A CDI folder that is a file fails a prepare with an error
+naming the CDI spec; the claim is let go and the shared containers it
+moved come back.
+
+The daemon's stderr goes through a pipe here (a FIFO in place of the log
+file) so that the file-size limit bites the files it saves, not its log.
+
+The machine: n4c16 (2 packages x 2 nodes x 2 cores x 2 threads, CPUs
+numbered per node: node n holds 4n..4n+3), CPU 15 reserved."""
+
+import json
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import uuid
+
+sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
+import tap  # noqa: E402
+import daemon  # noqa: E402
+import kubelet  # noqa: E402
+from fake_apiserver import FakeApiServer  # noqa: E402
+from kubelet import Kubelet, resource_claim, result  # noqa: E402
+from nri_runtime import CallError, Machine, Session, SimError  # noqa
+from nri_runtime import parse_cpuset  # noqa: E402
+
+import grpc  # noqa: E402
+
+NODE = "testnode"               # t/lib/daemon.py passes --node-name
+RESERVED = {15}
+CONFIG = {"reservedResources": {"cpu": "cpuset:15"}}
+API_ARGS = ["--api-timeout", "1000", "--api-retries", "1",
+            "--api-backoff", "100"]
+CALL_TIMEOUT = 20.0
+SANITIZER = ("Sanitizer", "runtime error:")
+
+_machine = []
+
+
+def machine():
+    if not _machine:
+        d = os.path.join(tap.tmpdir(), "n4c16")
+        r = subprocess.run(
+            [os.path.join(tap.builddir(), "topoaware-mksysfs"),
+             "packages=2,nodes=2,cores=2,threads=2,numbering=adjacent,"
+             "mem=2G", d], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0, r.stderr
+        _machine.append(d)
+    return _machine[0]
+
+
+class PipedDaemon(daemon.Daemon):
+    """The daemon with its output through a FIFO that a thread copies to
+    the real log, and optionally a file-size limit from its start."""
+
+    def __init__(self, fsize=None, **kw):
+        super().__init__(**kw)
+        self.fsize = fsize
+        self.out_path = os.path.join(self.folder, "daemon.out")
+        self.drain = None
+
+    def command(self):
+        cmd = super().command()
+        if self.fsize is None:
+            return cmd
+        # prlimit execs the daemon: the pid is the daemon's.
+        return ["prlimit", "--fsize=%d" % self.fsize, "--"] + cmd
+
+    def _copy(self):
+        with open(self.log_path, "rb") as r, open(self.out_path, "ab") as w:
+            while True:
+                data = r.read1(65536)
+                if not data:
+                    return
+                w.write(data)
+                w.flush()
+
+    def start(self, *a, **kw):
+        if not os.path.exists(self.log_path):
+            os.mkfifo(self.log_path)
+        if self.drain is not None:
+            self.drain.join(10)
+        self.drain = threading.Thread(target=self._copy, daemon=True)
+        self.drain.start()
+        return super().start(*a, **kw)
+
+    def output(self):
+        # All of it once the daemon is gone and our end is closed.
+        if self.drain is not None and self.log is None:
+            self.drain.join(10)
+        try:
+            with open(self.out_path, "rb") as f:
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+    def limit(self, size):
+        """The running daemon's RLIMIT_FSIZE (None: unlimited)."""
+        _, hard = resource.prlimit(self.proc.pid, resource.RLIMIT_FSIZE)
+        soft = resource.RLIM_INFINITY if size is None else size
+        resource.prlimit(self.proc.pid, resource.RLIMIT_FSIZE, (soft, hard))
+
+
+class Env:
+    """The daemon on n4c16, a runtime, a fake API server and a kubelet."""
+
+    def __init__(self, fsize=None):
+        self.folder = tap.tmpdir()
+        self.api = FakeApiServer().start()
+        self.api.set_node(NODE, str(uuid.uuid4()))
+        kc = self.api.kubeconfig(self.folder)
+        self.s = Session(CONFIG, sysfs_root=machine(), folder=self.folder)
+        self.s.d = PipedDaemon(fsize=fsize, config=CONFIG,
+                               folder=self.folder, sysfs_root=machine(),
+                               args=self.s.d.args + ["--kubeconfig", kc] +
+                               API_ARGS)
+        self.k = Kubelet(os.path.join(self.folder, "kubelet"))
+        self.cdi_dir = os.path.join(self.folder, "cdi")
+        self.m = Machine(machine())
+        self.n = 0
+
+    @property
+    def rt(self):
+        return self.s.rt
+
+    @property
+    def d(self):
+        return self.s.d
+
+    @property
+    def state(self):
+        return os.path.join(self.d.state_dir, "state.json")
+
+    def start(self):
+        self.s.start()
+        self.s.wait_status(lambda st: st["nri"]["synchronized"])
+        self.k.register()
+        return self
+
+    def claim(self, node, n):
+        self.n += 1
+        uid = str(uuid.uuid4())
+        name = "claim%d" % self.n
+        self.api.set_claim("default", name, resource_claim(
+            uid, [result("cpudevnuma%03d" % node, n)], name=name))
+        return kubelet.Claim("default", name, uid)
+
+    def prepare(self, c):
+        return self.k.prepare([c], timeout=CALL_TIMEOUT)[c.uid]
+
+    def cdi_cpus(self, uid):
+        with open(kubelet.cdi_path(self.cdi_dir, uid)) as f:
+            spec = json.load(f)
+        env = spec["devices"][0]["containerEdits"]["env"][0]
+        assert env.startswith("DRA_CPUSET_%s=" % uid), spec
+        return parse_cpuset(env.partition("=")[2])
+
+    def create(self, name, qos="BestEffort", request=0):
+        rt = self.rt
+        p = rt.make_pod(name, qos=qos)
+        limit = request if qos == "Guaranteed" else 0
+        c = rt.make_container(p, "c", request=request, limit=limit)
+        resp = rt.create_container(p, c)
+        return c.id, parse_cpuset(resp.adjust.linux.resources.cpu.cpus)
+
+    def admin(self, command):
+        r = self.d.admin(command)
+        assert r["ok"], r
+        return r["result"]
+
+    def grants(self):
+        return {g["id"]: parse_cpuset(g["cpus"])
+                for g in self.admin("grants") if "id" in g}
+
+    def claims(self):
+        return {g["claim"]: parse_cpuset(g["cpus"])
+                for g in self.admin("claims")}
+
+    def free(self):
+        return [(p["name"], p["freeIsolated"], p["freeSharable"],
+                 p["grantedShared"]) for p in self.admin("pools")]
+
+    def errors(self, kind):
+        text = self.admin("metrics")["text"]
+        m = re.search(r'^topoaware_errors_total\{kind="%s"\} (\d+)$' % kind,
+                      text, re.M)
+        return int(m.group(1)) if m else 0
+
+    def stop(self):
+        self.k.close()
+        try:
+            self.s.stop()
+        finally:
+            self.api.stop()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.k.close()
+        self.s.__exit__(*exc)
+        self.api.stop()
+        return False
+
+
+def no_sanitizer(text):
+    for bad in SANITIZER:
+        assert bad not in text, text
+
+
+def alive(d, wait=0):
+    """The daemon still runs (after wait seconds); one killed by SIGXFSZ
+    is named as such."""
+    try:
+        rc = d.proc.wait(wait) if wait else d.proc.poll()
+    except subprocess.TimeoutExpired:
+        rc = None
+    assert rc != -signal.SIGXFSZ, (
+        "the daemon was killed by SIGXFSZ at the file-size limit: it must "
+        "ignore SIGXFSZ so that the write fails with EFBIG:\n" + d.output())
+    assert rc is None, (rc, d.output())
+
+
+def saved(env):
+    with open(env.state) as f:
+        return json.load(f)
+
+
+# -- folders that are files ----------------------------------------------
+
+def test_state_dir_is_a_file():
+    folder = tap.tmpdir()
+    d = PipedDaemon(config=CONFIG, folder=folder, sysfs_root=machine())
+    with open(d.state_dir, "w") as f:
+        f.write("not a folder\n")
+    try:
+        rc = d.start(expect_ready=False)
+        assert rc == 1, (rc, d.output())
+    finally:
+        d.kill()
+    out = d.output()
+    assert "state directory %s: not a directory" % d.state_dir in out, out
+    no_sanitizer(out)
+    with open(d.state_dir) as f:
+        assert f.read() == "not a folder\n"
+    assert not os.path.exists(d.admin_socket)
+
+    # A file where a parent of the state folder should be.
+    d = PipedDaemon(config=CONFIG, folder=folder, sysfs_root=machine(),
+                    args=["--state-dir", os.path.join(d.state_dir, "x")])
+    try:
+        rc = d.start(expect_ready=False)
+        assert rc == 1, (rc, d.output())
+    finally:
+        d.kill()
+    out = d.output()
+    assert os.path.join(d.state_dir, "x") in out and \
+        "Not a directory" in out, out
+    no_sanitizer(out)
+
+
+def test_cdi_dir_is_a_file():
+    with Env() as env:
+        with open(env.cdi_dir, "w") as f:
+            f.write("not a folder\n")
+        env.start()
+        rt = env.rt
+        be, shared = env.create("be")
+        free = env.free()
+        before = env.errors("cdi_write")
+
+        # Two CPUs of the BestEffort container's node: it must move.
+        node = [n for n, c in env.m.nodes.items() if c & shared][0]
+        assert shared == env.m.nodes[node] - RESERVED, (shared, node)
+        c = env.claim(node, 2)
+        got = env.prepare(c)
+        assert "CDI spec" in got["error"], got
+        assert env.cdi_dir in got["error"], got
+        assert got["devices"] == [], got
+        # Not held, not saved, counted, visible.
+        assert env.claims() == {}
+        assert not [k for k in saved(env)["grants"]
+                    if k.startswith("claim:")], saved(env)
+        assert env.errors("cdi_write") == before + 1
+        st = env.s.status()
+        assert st["claims"] == 0, st
+        assert env.free() == free, (env.free(), free)
+        # Shared containers moved off the claim's CPUs come back.
+        assert rt.wait_pushed(lambda p: parse_cpuset(rt.cpus(be)) == shared)
+        assert env.grants()[be] == shared
+        with open(env.cdi_dir) as f:
+            assert f.read() == "not a folder\n"
+
+        # The daemon keeps serving: NRI, and DRA once the folder is one.
+        ex, cpus = env.create("ex", qos="Guaranteed", request=1000)
+        assert len(cpus) == 1 and not cpus & RESERVED, cpus
+        # Checked last: releasing a claim that is not held succeeds
+        # (R-CLAIM-5), even with no CDI folder to remove a spec from.
+        unprepared = env.k.unprepare([c], timeout=CALL_TIMEOUT)
+        assert env.claims() == {}
+        os.unlink(env.cdi_dir)
+        os.mkdir(env.cdi_dir)
+        got = env.prepare(c)
+        assert got["error"] == "", got
+        cpus = env.cdi_cpus(c.uid)
+        assert env.claims() == {c.uid: cpus}
+        assert not cpus & env.grants()[ex], (cpus, env.grants())
+        env.stop()
+        assert unprepared == {c.uid: ""}, unprepared
+        # The failed write was visible to the operator in status.
+        assert "CDI" in (st["lastError"] or ""), \
+            "status lastError after the CDI write failed: %r" % \
+            st["lastError"]
+
+
+# -- the state file cannot be written ------------------------------------
+
+def test_start_refused_when_the_state_cannot_be_saved():
+    folder = tap.tmpdir()
+    d = PipedDaemon(config=CONFIG, folder=folder, sysfs_root=machine())
+    d.start()
+    assert d.stop() == 0, d.output()
+    with open(os.path.join(d.state_dir, "state.json"), "rb") as f:
+        old = f.read()
+    # Not even the document of an empty node fits in 8 bytes.
+    assert len(old) > 8, old
+    d = PipedDaemon(fsize=8, config=CONFIG, folder=folder,
+                    sysfs_root=machine())
+    try:
+        rc = d.start(expect_ready=False)
+    finally:
+        d.kill()
+    out = d.output()
+    assert rc != -signal.SIGXFSZ, (
+        "killed by SIGXFSZ at the file-size limit: the daemon must ignore "
+        "SIGXFSZ so that the write fails with EFBIG:\n" + out)
+    assert rc == 1, (rc, out)
+    assert "state.json" in out and "File too large" in out, out
+    no_sanitizer(out)
+    with open(os.path.join(d.state_dir, "state.json"), "rb") as f:
+        assert f.read() == old
+    assert not os.path.exists(os.path.join(d.state_dir, "state.json.tmp"))
+
+
+def test_state_cannot_be_saved_while_running():
+    with Env() as env:
+        env.start()
+        rt = env.rt
+        # What the node holds before writes start failing.
+        ex, ex_cpus = env.create("ex", qos="Guaranteed", request=1000)
+        be, be_cpus = env.create("be")
+        c1 = env.claim(1, 2)
+        assert env.prepare(c1)["error"] == ""
+        c1_cpus = env.cdi_cpus(c1.uid)
+        # The claim may have moved the BestEffort container.
+        assert rt.wait_pushed(
+            lambda p: parse_cpuset(rt.cpus(be)) == env.grants()[be])
+        be_cpus = parse_cpuset(rt.cpus(be))
+        assert not be_cpus & c1_cpus, (be_cpus, c1_cpus)
+        with open(env.state, "rb") as f:
+            old = f.read()
+        grants, claims, free = env.grants(), env.claims(), env.free()
+        pushed = len(rt.pushed)
+        before = env.errors("state_write")
+
+        # Any larger document cannot be written.
+        env.d.limit(len(old))
+        p = rt.make_pod("refused", qos="Guaranteed")
+        c = rt.make_container(p, "c", request=1000, limit=1000)
+        try:
+            rt.create_container(p, c)
+        except CallError as e:
+            assert "cannot save the state" in e.message, e
+        except SimError:
+            alive(env.d, wait=5)
+            raise
+        else:
+            raise AssertionError("a create that was not saved was answered")
+        alive(env.d)
+        assert c.id not in rt.containers
+        st = env.s.status()
+        assert "cannot save the state" in (st["lastError"] or ""), st
+        assert "File too large" in st["lastError"], st
+        assert env.grants() == grants, (env.grants(), grants)
+        assert env.free() == free, (env.free(), free)
+        assert not os.path.exists(os.path.join(env.d.state_dir, "containers",
+                                               c.id))
+
+        c2 = env.claim(2, 2)
+        got = env.prepare(c2)
+        assert "cannot save the state" in got["error"], got
+        assert got["devices"] == [], got
+        assert not os.path.exists(kubelet.cdi_path(env.cdi_dir, c2.uid))
+        assert env.claims() == claims, (env.claims(), claims)
+        assert env.free() == free, (env.free(), free)
+        # Nobody was moved for a change that did not happen.
+        assert len(rt.pushed) == pushed, rt.pushed[pushed:]
+        assert parse_cpuset(rt.cpus(be)) == be_cpus
+        assert env.errors("state_write") >= before + 2
+        # The saved state is the old one, whole; no temp file stays.
+        with open(env.state, "rb") as f:
+            assert f.read() == old
+        assert not os.path.exists(env.state + ".tmp")
+        # A prepare of a held claim changes nothing and still answers.
+        got = env.prepare(c1)
+        assert got["error"] == "" and env.cdi_cpus(c1.uid) == c1_cpus, got
+
+        # Writes work again: the same requests go through.
+        env.d.limit(None)
+        _, cpus = env.create("later", qos="Guaranteed", request=1000)
+        assert len(cpus) == 1 and not cpus & (ex_cpus | c1_cpus), cpus
+        assert env.prepare(c2)["error"] == ""
+        c2_cpus = env.cdi_cpus(c2.uid)
+        assert not c2_cpus & (ex_cpus | c1_cpus | cpus), c2_cpus
+
+        # And a restart finds all of it.
+        env.k.close()
+        rt.drop()
+        assert env.d.stop() == 0, env.d.output()
+        env.k = Kubelet(env.k.kubelet_dir)
+        env.start()
+        assert env.claims() == {c1.uid: c1_cpus, c2.uid: c2_cpus}
+        assert env.grants()[ex] == ex_cpus
+        env.stop()
+        no_sanitizer(env.d.output())
+
+
+def test_release_that_cannot_be_saved():
+    with Env() as env:
+        env.start()
+        c = env.claim(1, 2)
+        assert env.prepare(c)["error"] == ""
+        cpus = env.cdi_cpus(c.uid)
+        with open(env.state, "rb") as f:
+            old = f.read()
+        # No write at all succeeds, not even of a smaller document. An
+        # unprepare answered with success must be on disk: the kubelet
+        # never asks again, and a claim back after a restart would have
+        # nobody left to release it.
+        env.d.limit(1)
+        for attempt in (1, 2):
+            try:
+                got = env.k.unprepare([c], timeout=CALL_TIMEOUT)
+            except grpc.RpcError:
+                alive(env.d, wait=5)
+                raise
+            alive(env.d)
+            with open(env.state, "rb") as f:
+                assert f.read() == old
+            assert got != {c.uid: ""}, (
+                "unprepare %d answered success while state.json still "
+                "holds the claim" % attempt)
+            assert "cannot save the state" in got[c.uid], got
+            st = env.s.status()
+            assert "cannot save the state" in (st["lastError"] or ""), st
+        assert env.claims() == {c.uid: cpus}, env.claims()
+        assert os.path.exists(kubelet.cdi_path(env.cdi_dir, c.uid))
+
+        env.d.limit(None)
+        assert env.k.unprepare([c], timeout=CALL_TIMEOUT) == {c.uid: ""}
+        assert "claim:" + c.uid not in saved(env)["grants"], saved(env)
+        assert not os.path.exists(kubelet.cdi_path(env.cdi_dir, c.uid))
+        env.k.close()
+        env.rt.drop()
+        assert env.d.stop() == 0, env.d.output()
+        env.k = Kubelet(env.k.kubelet_dir)
+        env.start()
+        assert env.claims() == {}
+        env.stop()
+
+
+if __name__ == "__main__":
+    tap.run(globals())
