@@ -12,154 +12,44 @@ The machine: n4c16 (2 packages x 2 nodes x 2 cores x 2 threads, CPUs
 numbered per node: node n holds 4n..4n+3) with CPUs 12-13 isolated and
 CPU 15 reserved."""
 
-import json
 import os
 import re
-import subprocess
 import sys
 import uuid
 
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
-import kubelet  # noqa: E402
-from fake_apiserver import FakeApiServer  # noqa: E402
-from kubelet import Kubelet, resource_claim, result  # noqa: E402
-from nri_runtime import CallError, Machine, Session, parse_cpuset  # noqa
+from draenv import CALL_TIMEOUT, DraEnv  # noqa: E402
+from nri_runtime import CallError, parse_cpuset  # noqa: E402
+from nri_runtime import format_cpuset as fmt  # noqa: E402
 
-NODE = "testnode"               # t/lib/daemon.py passes --node-name
 ISOLATED = {12, 13}
 RESERVED = {15}
-CONFIG = {"reservedResources": {"cpu": "cpuset:15"}}
-API_ARGS = ["--api-timeout", "1000", "--api-retries", "1",
-            "--api-backoff", "100"]
-CALL_TIMEOUT = 20.0
 LINE = re.compile(r'^([A-Z_]+)="([^"\\$`]*)"$')
 
-_machine = []
 
-
-def machine():
-    """The n4c16 sysfs tree with two isolated CPUs, made once."""
-    if not _machine:
-        d = os.path.join(tap.tmpdir(), "n4c16i")
-        r = subprocess.run(
-            [os.path.join(tap.builddir(), "topoaware-mksysfs"),
-             "packages=2,nodes=2,cores=2,threads=2,numbering=adjacent,"
-             "mem=2G,isolated=12-13", d],
-            capture_output=True, text=True, timeout=30)
-        assert r.returncode == 0, r.stderr
-        _machine.append(d)
-    return _machine[0]
-
-
-def dev(node):
-    return "cpudevnuma%03d" % node
-
-
-def fmt(cpus):
-    """The kernel's list form of a set of CPUs, written here: runs of two
-    or more as a-b."""
-    out = []
-    run = []
-    for c in sorted(cpus):
-        if run and c == run[-1] + 1:
-            run.append(c)
-            continue
-        if run:
-            out.append(run)
-        run = [c]
-    if run:
-        out.append(run)
-    return ",".join(str(r[0]) if len(r) == 1 else "%d-%d" % (r[0], r[-1])
-                    for r in out)
-
-
-class Env:
-    """The daemon on n4c16, a runtime, a fake API server and a kubelet."""
+class Env(DraEnv):
+    """The daemon on n4c16 with CPUs 12-13 isolated, a runtime, a fake
+    API server and a kubelet."""
 
     def __init__(self):
-        self.folder = tap.tmpdir()
-        self.api = FakeApiServer().start()
-        self.api.set_node(NODE, str(uuid.uuid4()))
-        kc = self.api.kubeconfig(self.folder)
-        self.s = Session(CONFIG, sysfs_root=machine(), folder=self.folder,
-                         args=["--kubeconfig", kc] + API_ARGS)
-        self.k = Kubelet(os.path.join(self.folder, "kubelet"))
-        self.cdi_dir = os.path.join(self.folder, "cdi")
-        self.m = Machine(machine())
+        super().__init__(sysfs_root=tap.n4c16(isolated="12-13"))
         assert self.m.isolated == ISOLATED, self.m.isolated
 
-    @property
-    def rt(self):
-        return self.s.rt
-
-    @property
-    def d(self):
-        return self.s.d
-
-    def start(self):
-        self.s.start()
-        self.s.wait_status(lambda st: st["nri"]["synchronized"])
-        self.k.register()
-        return self
-
-    def restart(self):
-        """SIGTERM, then the same folders again; the runtime reconnects
-        and synchronizes with the containers it still runs."""
-        self.k.close()
-        self.rt.drop()
-        assert self.d.stop() == 0, self.d.output()
-        self.d.start()
-        self.rt.serve()
-        self.s.wait_status(lambda st: st["nri"]["synchronized"])
-        self.k = Kubelet(self.k.kubelet_dir)
-        self.k.register()
-
-    def claim(self, node, n, name):
-        uid = str(uuid.uuid4())
-        self.api.set_claim("default", name, resource_claim(
-            uid, [result(dev(node), n)], name=name))
-        return kubelet.Claim("default", name, uid)
-
-    def prepare(self, c):
-        """Prepares c; the variable its CDI spec sets, as (name, value)."""
-        got = self.k.prepare([c], timeout=CALL_TIMEOUT)
-        assert got[c.uid]["error"] == "", got
-        return self.cdi_env(c.uid)
-
-    def cdi_env(self, uid):
-        with open(kubelet.cdi_path(self.cdi_dir, uid)) as f:
-            spec = json.load(f)
-        envs = {e for d in spec["devices"] for e in d["containerEdits"]["env"]}
-        assert len(envs) == 1, spec
-        key, _, value = envs.pop().partition("=")
-        assert key == "DRA_CPUSET_" + uid, spec
-        return key, value
-
-    def create(self, name, qos="BestEffort", request=0, env=()):
-        """Creates a container; the CPUs and mems of the reply."""
-        rt = self.rt
-        p = rt.make_pod(name, qos=qos)
-        limit = request if qos == "Guaranteed" else 0
-        c = rt.make_container(p, "c", request=request, limit=limit,
-                              env=list(env))
-        cpu = rt.create_container(p, c).adjust.linux.resources.cpu
-        return c.id, parse_cpuset(cpu.cpus), parse_cpuset(cpu.mems)
-
-    def grants(self):
-        r = self.d.admin("grants")
-        assert r["ok"], r
-        return r["result"]
+    def prepared(self, node, n, name):
+        """A claim of n CPUs of NUMA node `node`, prepared: the claim, the
+        variable its CDI spec sets and the CPUs it holds."""
+        c = self.claim_on(node, n, name)
+        key, val = self.prepare_env(c)
+        cpus = parse_cpuset(val)
+        assert len(cpus) == n and cpus <= self.m.nodes[node], val
+        return c, key, val, cpus
 
     def container_grant(self, cid):
-        g = [g for g in self.grants() if g.get("id") == cid]
-        assert len(g) == 1, (cid, self.grants())
+        grants = self.admin("grants")
+        g = [g for g in grants if g.get("id") == cid]
+        assert len(g) == 1, (cid, grants)
         return g[0]
-
-    def claims(self):
-        r = self.d.admin("claims")
-        assert r["ok"], r
-        return {g["claim"]: parse_cpuset(g["cpus"]) for g in r["result"]}
 
     def resources_path(self, cid):
         return os.path.join(self.d.state_dir, "containers", cid,
@@ -180,22 +70,6 @@ class Env:
             out[m.group(1)] = m.group(2)
         return out
 
-    def stop(self):
-        self.k.close()
-        try:
-            self.s.stop()
-        finally:
-            self.api.stop()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.k.close()
-        self.s.__exit__(*exc)
-        self.api.stop()
-        return False
-
 
 def expect_pinned(env, cid, cpus, mems, want):
     """cid is claim-pinned to want, with want's NUMA nodes as mems."""
@@ -212,16 +86,9 @@ def expect_pinned(env, cid, cpus, mems, want):
 def test_container_pinned_to_its_claim():
     with Env() as env:
         env.start()
-        m = env.m
-        c1 = env.claim(1, 2, "one")
-        key1, val1 = env.prepare(c1)
-        p1 = parse_cpuset(val1)
-        assert len(p1) == 2 and p1 <= m.nodes[1], val1
-        c2 = env.claim(2, 1, "two")
-        key2, val2 = env.prepare(c2)
-        p2 = parse_cpuset(val2)
-        assert len(p2) == 1 and p2 <= m.nodes[2], val2
-        assert env.claims() == {c1.uid: p1, c2.uid: p2}
+        c1, key1, val1, p1 = env.prepared(1, 2, "one")
+        c2, key2, val2, p2 = env.prepared(2, 1, "two")
+        assert env.held() == {c1.uid: p1, c2.uid: p2}
 
         # A BestEffort container with the CDI edit, beside other variables.
         cid, cpus, mems = env.create("pinned", env=[
@@ -246,7 +113,7 @@ def test_container_pinned_to_its_claim():
         assert not os.path.exists(env.resources_path(cid))
         assert not os.path.exists(os.path.dirname(env.resources_path(cid)))
         # The claim is still held after its container went.
-        assert env.claims() == {c1.uid: p1, c2.uid: p2}
+        assert env.held() == {c1.uid: p1, c2.uid: p2}
         env.stop()
 
 
@@ -254,10 +121,7 @@ def test_forged_variables_ignored():
     with Env() as env:
         env.start()
         m = env.m
-        c = env.claim(0, 2, "real")
-        key, val = env.prepare(c)
-        held = parse_cpuset(val)
-        assert len(held) == 2 and held <= m.nodes[0], val
+        c, key, val, held = env.prepared(0, 2, "real")
         other = (m.nodes[0] - held - RESERVED) or {8}
         ghost = str(uuid.uuid4())
         forged = [
@@ -287,7 +151,7 @@ def test_forged_variables_ignored():
         out = env.d.output()
         assert "DRA_CPUSET_%s" % ghost in out and "ignored" in out, out
         # Nothing forged took the claim's CPUs or dropped the claim.
-        assert env.claims() == {c.uid: held}
+        assert env.held() == {c.uid: held}
         env.stop()
 
 
@@ -295,25 +159,22 @@ def test_pinning_survives_a_restart():
     with Env() as env:
         env.start()
         m, rt = env.m, env.rt
-        c = env.claim(1, 2, "kept")
-        key, val = env.prepare(c)
-        held = parse_cpuset(val)
-        assert len(held) == 2 and held <= m.nodes[1], val
+        c, key, val, held = env.prepared(1, 2, "kept")
         cid, cpus, mems = env.create("pinned", env=["%s=%s" % (key, val)])
         expect_pinned(env, cid, cpus, mems, held)
         xid, xcpus, _ = env.create("excl", qos="Guaranteed", request=1000)
         assert len(xcpus) == 1 and not xcpus & held, xcpus
 
         env.restart()
-        assert env.claims() == {c.uid: held}
+        assert env.held() == {c.uid: held}
         expect_pinned(env, cid, parse_cpuset(rt.cpus(cid)),
                       parse_cpuset(rt.mems(cid)), held)
         assert parse_cpuset(env.container_grant(xid)["cpus"]) == xcpus
         # The same claim prepared again: the same CPUs, nothing taken.
-        assert env.prepare(c) == (key, val)
-        assert env.claims() == {c.uid: held}
+        assert env.prepare_env(c) == (key, val)
+        assert env.held() == {c.uid: held}
         # Node 1 has 4 CPUs, 2 of them claimed: a claim for 3 falls short.
-        short = env.claim(1, 3, "short")
+        short = env.claim_on(1, 3, "short")
         got = env.k.prepare([short], timeout=CALL_TIMEOUT)
         assert "3 CPUs requested, only 2 free" in got[short.uid]["error"], got
         # Exclusive containers until the machine refuses: never a claimed
@@ -382,8 +243,8 @@ def test_resources_sh_contents():
         node = [n for n, c in m.nodes.items() if c & cpus][0]
         n_pushed = len(rt.pushed)
         free = [x for x in cpus if x not in RESERVED]
-        c = env.claim(node, 1 if len(free) > 1 else len(free), "moves")
-        _, val = env.prepare(c)
+        c = env.claim_on(node, 1 if len(free) > 1 else len(free), "moves")
+        _, val = env.prepare_env(c)
         claimed = parse_cpuset(val)
         if claimed & cpus:
             assert rt.wait_pushed(lambda p: len(p) > n_pushed), rt.pushed
@@ -409,8 +270,8 @@ def test_resources_sh_of_a_container_gone_while_down():
     with Env() as env:
         env.start()
         rt = env.rt
-        c = env.claim(2, 1, "c")
-        key, val = env.prepare(c)
+        c = env.claim_on(2, 1, "c")
+        key, val = env.prepare_env(c)
         kept, _, _ = env.create("kept")
         gone, _, _ = env.create("gone", qos="Guaranteed", request=1000)
         pinned, _, _ = env.create("pinned", env=["%s=%s" % (key, val)])
@@ -418,15 +279,11 @@ def test_resources_sh_of_a_container_gone_while_down():
             assert os.path.exists(env.resources_path(cid)), cid
         # Two containers end while the daemon is down; the Synchronize
         # that no longer reports them is their removal.
-        env.k.close()
-        rt.drop()
-        assert env.d.stop() == 0, env.d.output()
-        del rt.containers[gone]
-        del rt.containers[pinned]
-        env.d.start()
-        rt.serve()
-        env.s.wait_status(lambda st: st["nri"]["synchronized"])
-        assert {g["id"] for g in env.grants() if "id" in g} == {kept}
+        def end_two():
+            del rt.containers[gone]
+            del rt.containers[pinned]
+        env.restart(while_down=end_two)
+        assert set(env.grants()) == {kept}
         assert os.path.exists(env.resources_path(kept))
         left = sorted(os.listdir(os.path.join(env.d.state_dir,
                                               "containers")))

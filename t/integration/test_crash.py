@@ -33,10 +33,11 @@ import uuid
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
 import kubelet  # noqa: E402
-from fake_apiserver import FakeApiServer  # noqa: E402
+from draenv import DraEnv, dev  # noqa: E402
+from draenv import RESERVED as N4C16_RESERVED  # noqa: E402
 from kubelet import Kubelet, resource_claim, result  # noqa: E402
-from nri_runtime import CallError, Closed, Machine, Session, SimError  # noqa
-from nri_runtime import parse_cpuset  # noqa: E402
+from nri_runtime import CallError, Closed, Session, SimError  # noqa: E402
+from nri_runtime import format_cpuset, parse_cpuset  # noqa: E402
 
 import grpc  # noqa: E402
 
@@ -312,48 +313,22 @@ def options(argv):
 
 
 OPTS = options(sys.argv[1:])
-NODE = "testnode"               # t/lib/daemon.py passes --node-name
-N4C16_RESERVED = {15}
-N4C16_CONFIG = {"reservedResources": {"cpu": "cpuset:15"}}
-API_ARGS = ["--api-timeout", "1000", "--api-retries", "1",
-            "--api-backoff", "100"]
 CALL_TIMEOUT = 10.0
 MAX_CLAIMS = 4          # of 1 or 2 CPUs: at most half the machine
 MAX_EXCLUSIVE = 4
 MAX_CONTAINERS = 10
 
 
-def n4c16():
-    """2 packages x 2 nodes x 2 cores x 2 threads; node n has 4n..4n+3."""
-    d = os.path.join(tap.tmpdir(), "n4c16")
-    r = subprocess.run([os.path.join(tap.builddir(), "topoaware-mksysfs"),
-                        "packages=2,nodes=2,cores=2,threads=2,"
-                        "numbering=adjacent,mem=2G", d],
-                       capture_output=True, text=True, timeout=30)
-    assert r.returncode == 0, r.stderr
-    return d
-
-
-class Mixed:
+class Mixed(DraEnv):
     """Both peers of the daemon and what each was told. Claims and
     containers move between these records under self.lock as answers
     come back; an operation whose answer never came stays pending."""
 
     def __init__(self, seed):
+        super().__init__(node_uid=str(uuid.UUID(int=seed)))
         self.seed = seed
-        self.folder = tap.tmpdir()
-        self.api = FakeApiServer().start()
         # A GET cut by the kill is expected, not worth a traceback.
         self.api._httpd.handle_error = lambda *a: None
-        self.api.set_node(NODE, str(uuid.UUID(int=seed)))
-        kc = self.api.kubeconfig(self.folder)
-        root = n4c16()
-        self.m = Machine(root)
-        self.s = Session(N4C16_CONFIG, sysfs_root=root, folder=self.folder,
-                         args=["--kubeconfig", kc] + API_ARGS)
-        self.kdir = os.path.join(self.folder, "kubelet")
-        self.cdi_dir = os.path.join(self.folder, "cdi")
-        self.k = None
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.errors = []
@@ -369,41 +344,24 @@ class Mixed:
         self.kind = {}              # cid: "excl", "shared" or claim uid
         self.excl_acked = {}        # cid: CPUs of an answered create
 
-    @property
-    def rt(self):
-        return self.s.rt
-
-    @property
-    def d(self):
-        return self.s.d
-
     def register(self):
         self.k = Kubelet(self.kdir)
         self.k.register()
-
-    def cdi_cpus(self, uid):
-        with open(kubelet.cdi_path(self.cdi_dir, uid)) as f:
-            spec = json.load(f)
-        envs = {e for d in spec["devices"]
-                for e in d["containerEdits"]["env"]}
-        assert len(envs) == 1, spec
-        key, _, value = envs.pop().partition("=")
-        assert key == "DRA_CPUSET_" + uid, spec
-        return parse_cpuset(value), value
 
     def fail(self, what):
         with self.lock:
             self.errors.append(what)
 
-    # The kubelet.
-    def dra_worker(self, rnd):
+    def worker(self, op, what, rnd):
+        """Calls op(rnd) until told to stop or op says the daemon is gone."""
         try:
             while not self.stopping.is_set():
-                if not self.dra_op(rnd):
+                if not op(rnd):
                     return
         except Exception as e:  # reported by the main thread
-            self.fail("DRA worker: %r" % e)
+            self.fail("%s worker: %r" % (what, e))
 
+    # The kubelet.
     def dra_op(self, rnd):
         with self.lock:
             free = sorted(u for u in self.acked if not self.in_use.get(u))
@@ -416,7 +374,7 @@ class Mixed:
                 c = kubelet.Claim("default", name, uid)
                 self.claims[uid] = c
                 self.api.set_claim("default", name, resource_claim(
-                    uid, [result("cpudevnuma%03d" % rnd.randrange(4),
+                    uid, [result(dev(rnd.randrange(4)),
                                  rnd.choice((1, 1, 2)))], name=name))
                 self.pending_prepare.add(uid)
             elif free:
@@ -437,7 +395,7 @@ class Mixed:
             return False
         if grow:
             err = got[uid]["error"]
-            cpus = self.cdi_cpus(uid)[0] if err == "" else None
+            cpus = self.cdi_cpus(uid) if err == "" else None
         elif got != {uid: ""}:
             self.fail("unprepare %s: %r" % (uid, got))
         with self.lock:
@@ -454,14 +412,6 @@ class Mixed:
         return True
 
     # The runtime.
-    def nri_worker(self, rnd):
-        try:
-            while not self.stopping.is_set():
-                if not self.nri_op(rnd):
-                    return
-        except Exception as e:  # reported by the main thread
-            self.fail("NRI worker: %r" % e)
-
     def forget(self, cid):
         """cid no longer runs (self.lock held)."""
         kind = self.kind.pop(cid)
@@ -492,7 +442,7 @@ class Mixed:
                     if kind != "shared":
                         self.in_use[kind] = self.in_use.get(kind, 0) + 1
                         env.append("DRA_CPUSET_%s=%s" % (
-                            kind, format_cpus(self.acked[kind])))
+                            kind, format_cpuset(self.acked[kind])))
                     p = rt.make_pod("s%d" % self.n, qos="BestEffort")
                     c = rt.make_container(p, "c", env=env)
                 self.kind[c.id] = kind
@@ -540,9 +490,11 @@ class Mixed:
     # A round: both peers busy, the daemon killed at a random moment.
     def round(self, rnd, delay):
         self.stopping.clear()
-        threads = [threading.Thread(target=fn, daemon=True,
-                                    args=(random.Random(rnd.random()),))
-                   for fn in (self.dra_worker, self.nri_worker)]
+        threads = [threading.Thread(target=self.worker, daemon=True,
+                                    args=(op, what,
+                                          random.Random(rnd.random())))
+                   for op, what in ((self.dra_op, "DRA"),
+                                    (self.nri_op, "NRI"))]
         before = self.ops
         for t in threads:
             t.start()
@@ -600,18 +552,13 @@ class Mixed:
         self.s.wait_status(lambda st: st["nri"]["synchronized"])
         self.register()
 
-    def held(self):
-        r = self.d.admin("claims")
-        assert r["ok"], r
-        return {g["claim"]: parse_cpuset(g["cpus"]) for g in r["result"]}
-
     def check_claims(self):
         """What the kubelet was told stands; then it retries what it was
         not told, as the kubelet does."""
         held = self.held()
         for uid, cpus in self.acked.items():
             assert held.get(uid) == cpus, (uid, held.get(uid), cpus)
-            assert self.cdi_cpus(uid)[0] == cpus, uid
+            assert self.cdi_cpus(uid) == cpus, uid
         for uid in self.released | self.refused:
             assert uid not in held, (uid, held[uid])
         assert set(held) <= (set(self.acked) | self.pending_prepare |
@@ -620,7 +567,7 @@ class Mixed:
         for uid in sorted(self.pending_prepare):
             got = self.k.prepare([self.claims[uid]], timeout=CALL_TIMEOUT)
             if got[uid]["error"] == "":
-                cpus = self.cdi_cpus(uid)[0]
+                cpus = self.cdi_cpus(uid)
                 if uid in held:
                     assert cpus == held[uid], (uid, cpus, held[uid])
                 self.acked[uid] = cpus
@@ -699,30 +646,13 @@ class Mixed:
         self.check_containers(self.check_claims())
 
 
-def format_cpus(cpus):
-    """The kernel's list form, written here."""
-    out, run = [], []
-    for c in sorted(cpus) + [None]:
-        if run and c is not None and c == run[-1] + 1:
-            run.append(c)
-            continue
-        if run:
-            out.append(str(run[0]) if len(run) == 1
-                       else "%d-%d" % (run[0], run[-1]))
-        run = [c]
-    return ",".join(out)
-
-
 def test_sigkill_during_claims_and_containers():
     seed = OPTS.seed if OPTS.seed is not None else random.randrange(1 << 30)
     print("# seed %d (rerun with --seed %d)" % (seed, seed), flush=True)
     rnd = random.Random(seed)
     hooks = debug_hooks()
-    w = Mixed(seed)
-    try:
-        w.s.start()
-        w.s.wait_status(lambda st: st["nri"]["synchronized"])
-        w.register()
+    with Mixed(seed) as w:
+        w.start()
         total = hooked_rounds = 0
         for r in range(OPTS.rounds):
             delay = rnd.uniform(0, OPTS.max_kill_ms / 1000.0)
@@ -757,14 +687,7 @@ def test_sigkill_during_claims_and_containers():
         st = w.s.status()
         assert st["claims"] == 0 and st["containers"] == 0, st
         assert os.listdir(w.cdi_dir) == []
-        if w.k is not None:
-            w.k.close()
-        w.s.stop()
-    finally:
-        if w.k is not None:
-            w.k.close()
-        w.s.__exit__(None, None, None)
-        w.api.stop()
+        w.stop()
 
 
 if __name__ == "__main__":

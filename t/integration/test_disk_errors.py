@@ -20,6 +20,7 @@ file) so that the file-size limit bites the files it saves, not its log.
 The machine: n4c16 (2 packages x 2 nodes x 2 cores x 2 threads, CPUs
 numbered per node: node n holds 4n..4n+3), CPU 15 reserved."""
 
+import functools
 import json
 import os
 import re
@@ -28,40 +29,16 @@ import signal
 import subprocess
 import sys
 import threading
-import uuid
 
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
 import daemon  # noqa: E402
 import kubelet  # noqa: E402
-from fake_apiserver import FakeApiServer  # noqa: E402
-from kubelet import Kubelet, resource_claim, result  # noqa: E402
-from nri_runtime import CallError, Machine, Session, SimError  # noqa
-from nri_runtime import parse_cpuset  # noqa: E402
+from daemon import no_sanitizer  # noqa: E402
+from draenv import CALL_TIMEOUT, CONFIG, RESERVED, DraEnv  # noqa: E402
+from nri_runtime import CallError, SimError, parse_cpuset  # noqa: E402
 
 import grpc  # noqa: E402
-
-NODE = "testnode"               # t/lib/daemon.py passes --node-name
-RESERVED = {15}
-CONFIG = {"reservedResources": {"cpu": "cpuset:15"}}
-API_ARGS = ["--api-timeout", "1000", "--api-retries", "1",
-            "--api-backoff", "100"]
-CALL_TIMEOUT = 20.0
-SANITIZER = ("Sanitizer", "runtime error:")
-
-_machine = []
-
-
-def machine():
-    if not _machine:
-        d = os.path.join(tap.tmpdir(), "n4c16")
-        r = subprocess.run(
-            [os.path.join(tap.builddir(), "topoaware-mksysfs"),
-             "packages=2,nodes=2,cores=2,threads=2,numbering=adjacent,"
-             "mem=2G", d], capture_output=True, text=True, timeout=30)
-        assert r.returncode == 0, r.stderr
-        _machine.append(d)
-    return _machine[0]
 
 
 class PipedDaemon(daemon.Daemon):
@@ -72,6 +49,7 @@ class PipedDaemon(daemon.Daemon):
         super().__init__(**kw)
         self.fsize = fsize
         self.out_path = os.path.join(self.folder, "daemon.out")
+        self.output_path = self.out_path
         self.drain = None
 
     def command(self):
@@ -103,11 +81,7 @@ class PipedDaemon(daemon.Daemon):
         # All of it once the daemon is gone and our end is closed.
         if self.drain is not None and self.log is None:
             self.drain.join(10)
-        try:
-            with open(self.out_path, "rb") as f:
-                return f.read().decode(errors="replace")
-        except OSError:
-            return ""
+        return super().output()
 
     def limit(self, size):
         """The running daemon's RLIMIT_FSIZE (None: unlimited)."""
@@ -116,80 +90,17 @@ class PipedDaemon(daemon.Daemon):
         resource.prlimit(self.proc.pid, resource.RLIMIT_FSIZE, (soft, hard))
 
 
-class Env:
-    """The daemon on n4c16, a runtime, a fake API server and a kubelet."""
+class Env(DraEnv):
+    """The daemon (a PipedDaemon) on n4c16, a runtime, a fake API server
+    and a kubelet."""
 
     def __init__(self, fsize=None):
-        self.folder = tap.tmpdir()
-        self.api = FakeApiServer().start()
-        self.api.set_node(NODE, str(uuid.uuid4()))
-        kc = self.api.kubeconfig(self.folder)
-        self.s = Session(CONFIG, sysfs_root=machine(), folder=self.folder)
-        self.s.d = PipedDaemon(fsize=fsize, config=CONFIG,
-                               folder=self.folder, sysfs_root=machine(),
-                               args=self.s.d.args + ["--kubeconfig", kc] +
-                               API_ARGS)
-        self.k = Kubelet(os.path.join(self.folder, "kubelet"))
-        self.cdi_dir = os.path.join(self.folder, "cdi")
-        self.m = Machine(machine())
-        self.n = 0
-
-    @property
-    def rt(self):
-        return self.s.rt
-
-    @property
-    def d(self):
-        return self.s.d
+        super().__init__(daemon_class=functools.partial(PipedDaemon,
+                                                        fsize=fsize))
 
     @property
     def state(self):
         return os.path.join(self.d.state_dir, "state.json")
-
-    def start(self):
-        self.s.start()
-        self.s.wait_status(lambda st: st["nri"]["synchronized"])
-        self.k.register()
-        return self
-
-    def claim(self, node, n):
-        self.n += 1
-        uid = str(uuid.uuid4())
-        name = "claim%d" % self.n
-        self.api.set_claim("default", name, resource_claim(
-            uid, [result("cpudevnuma%03d" % node, n)], name=name))
-        return kubelet.Claim("default", name, uid)
-
-    def prepare(self, c):
-        return self.k.prepare([c], timeout=CALL_TIMEOUT)[c.uid]
-
-    def cdi_cpus(self, uid):
-        with open(kubelet.cdi_path(self.cdi_dir, uid)) as f:
-            spec = json.load(f)
-        env = spec["devices"][0]["containerEdits"]["env"][0]
-        assert env.startswith("DRA_CPUSET_%s=" % uid), spec
-        return parse_cpuset(env.partition("=")[2])
-
-    def create(self, name, qos="BestEffort", request=0):
-        rt = self.rt
-        p = rt.make_pod(name, qos=qos)
-        limit = request if qos == "Guaranteed" else 0
-        c = rt.make_container(p, "c", request=request, limit=limit)
-        resp = rt.create_container(p, c)
-        return c.id, parse_cpuset(resp.adjust.linux.resources.cpu.cpus)
-
-    def admin(self, command):
-        r = self.d.admin(command)
-        assert r["ok"], r
-        return r["result"]
-
-    def grants(self):
-        return {g["id"]: parse_cpuset(g["cpus"])
-                for g in self.admin("grants") if "id" in g}
-
-    def claims(self):
-        return {g["claim"]: parse_cpuset(g["cpus"])
-                for g in self.admin("claims")}
 
     def free(self):
         return [(p["name"], p["freeIsolated"], p["freeSharable"],
@@ -200,27 +111,6 @@ class Env:
         m = re.search(r'^topoaware_errors_total\{kind="%s"\} (\d+)$' % kind,
                       text, re.M)
         return int(m.group(1)) if m else 0
-
-    def stop(self):
-        self.k.close()
-        try:
-            self.s.stop()
-        finally:
-            self.api.stop()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.k.close()
-        self.s.__exit__(*exc)
-        self.api.stop()
-        return False
-
-
-def no_sanitizer(text):
-    for bad in SANITIZER:
-        assert bad not in text, text
 
 
 def alive(d, wait=0):
@@ -236,6 +126,21 @@ def alive(d, wait=0):
     assert rc is None, (rc, d.output())
 
 
+def piped(folder, **kw):
+    """A PipedDaemon on n4c16 in folder."""
+    return PipedDaemon(config=CONFIG, folder=folder, sysfs_root=tap.n4c16(),
+                       **kw)
+
+
+def start_refused(d):
+    """Starts d, which must not get ready; its exit status and output."""
+    try:
+        rc = d.start(expect_ready=False)
+    finally:
+        d.kill()
+    return rc, d.output()
+
+
 def saved(env):
     with open(env.state) as f:
         return json.load(f)
@@ -245,15 +150,11 @@ def saved(env):
 
 def test_state_dir_is_a_file():
     folder = tap.tmpdir()
-    d = PipedDaemon(config=CONFIG, folder=folder, sysfs_root=machine())
+    d = piped(folder)
     with open(d.state_dir, "w") as f:
         f.write("not a folder\n")
-    try:
-        rc = d.start(expect_ready=False)
-        assert rc == 1, (rc, d.output())
-    finally:
-        d.kill()
-    out = d.output()
+    rc, out = start_refused(d)
+    assert rc == 1, (rc, out)
     assert "state directory %s: not a directory" % d.state_dir in out, out
     no_sanitizer(out)
     with open(d.state_dir) as f:
@@ -261,14 +162,9 @@ def test_state_dir_is_a_file():
     assert not os.path.exists(d.admin_socket)
 
     # A file where a parent of the state folder should be.
-    d = PipedDaemon(config=CONFIG, folder=folder, sysfs_root=machine(),
-                    args=["--state-dir", os.path.join(d.state_dir, "x")])
-    try:
-        rc = d.start(expect_ready=False)
-        assert rc == 1, (rc, d.output())
-    finally:
-        d.kill()
-    out = d.output()
+    d = piped(folder, args=["--state-dir", os.path.join(d.state_dir, "x")])
+    rc, out = start_refused(d)
+    assert rc == 1, (rc, out)
     assert os.path.join(d.state_dir, "x") in out and \
         "Not a directory" in out, out
     no_sanitizer(out)
@@ -280,20 +176,20 @@ def test_cdi_dir_is_a_file():
             f.write("not a folder\n")
         env.start()
         rt = env.rt
-        be, shared = env.create("be")
+        be, shared, _ = env.create("be")
         free = env.free()
         before = env.errors("cdi_write")
 
         # Two CPUs of the BestEffort container's node: it must move.
         node = [n for n, c in env.m.nodes.items() if c & shared][0]
         assert shared == env.m.nodes[node] - RESERVED, (shared, node)
-        c = env.claim(node, 2)
+        c = env.claim_on(node, 2)
         got = env.prepare(c)
         assert "CDI spec" in got["error"], got
         assert env.cdi_dir in got["error"], got
         assert got["devices"] == [], got
         # Not held, not saved, counted, visible.
-        assert env.claims() == {}
+        assert env.held() == {}
         assert not [k for k in saved(env)["grants"]
                     if k.startswith("claim:")], saved(env)
         assert env.errors("cdi_write") == before + 1
@@ -307,18 +203,18 @@ def test_cdi_dir_is_a_file():
             assert f.read() == "not a folder\n"
 
         # The daemon keeps serving: NRI, and DRA once the folder is one.
-        ex, cpus = env.create("ex", qos="Guaranteed", request=1000)
+        ex, cpus, _ = env.create("ex", qos="Guaranteed", request=1000)
         assert len(cpus) == 1 and not cpus & RESERVED, cpus
         # Checked last: releasing a claim that is not held succeeds
         # (R-CLAIM-5), even with no CDI folder to remove a spec from.
         unprepared = env.k.unprepare([c], timeout=CALL_TIMEOUT)
-        assert env.claims() == {}
+        assert env.held() == {}
         os.unlink(env.cdi_dir)
         os.mkdir(env.cdi_dir)
         got = env.prepare(c)
         assert got["error"] == "", got
         cpus = env.cdi_cpus(c.uid)
-        assert env.claims() == {c.uid: cpus}
+        assert env.held() == {c.uid: cpus}
         assert not cpus & env.grants()[ex], (cpus, env.grants())
         env.stop()
         assert unprepared == {c.uid: ""}, unprepared
@@ -332,20 +228,15 @@ def test_cdi_dir_is_a_file():
 
 def test_start_refused_when_the_state_cannot_be_saved():
     folder = tap.tmpdir()
-    d = PipedDaemon(config=CONFIG, folder=folder, sysfs_root=machine())
+    d = piped(folder)
     d.start()
     assert d.stop() == 0, d.output()
     with open(os.path.join(d.state_dir, "state.json"), "rb") as f:
         old = f.read()
     # Not even the document of an empty node fits in 8 bytes.
     assert len(old) > 8, old
-    d = PipedDaemon(fsize=8, config=CONFIG, folder=folder,
-                    sysfs_root=machine())
-    try:
-        rc = d.start(expect_ready=False)
-    finally:
-        d.kill()
-    out = d.output()
+    d = piped(folder, fsize=8)
+    rc, out = start_refused(d)
     assert rc != -signal.SIGXFSZ, (
         "killed by SIGXFSZ at the file-size limit: the daemon must ignore "
         "SIGXFSZ so that the write fails with EFBIG:\n" + out)
@@ -362,9 +253,9 @@ def test_state_cannot_be_saved_while_running():
         env.start()
         rt = env.rt
         # What the node holds before writes start failing.
-        ex, ex_cpus = env.create("ex", qos="Guaranteed", request=1000)
-        be, be_cpus = env.create("be")
-        c1 = env.claim(1, 2)
+        ex, ex_cpus, _ = env.create("ex", qos="Guaranteed", request=1000)
+        be, be_cpus, _ = env.create("be")
+        c1 = env.claim_on(1, 2)
         assert env.prepare(c1)["error"] == ""
         c1_cpus = env.cdi_cpus(c1.uid)
         # The claim may have moved the BestEffort container.
@@ -374,7 +265,7 @@ def test_state_cannot_be_saved_while_running():
         assert not be_cpus & c1_cpus, (be_cpus, c1_cpus)
         with open(env.state, "rb") as f:
             old = f.read()
-        grants, claims, free = env.grants(), env.claims(), env.free()
+        grants, claims, free = env.grants(), env.held(), env.free()
         pushed = len(rt.pushed)
         before = env.errors("state_write")
 
@@ -401,12 +292,12 @@ def test_state_cannot_be_saved_while_running():
         assert not os.path.exists(os.path.join(env.d.state_dir, "containers",
                                                c.id))
 
-        c2 = env.claim(2, 2)
+        c2 = env.claim_on(2, 2)
         got = env.prepare(c2)
         assert "cannot save the state" in got["error"], got
         assert got["devices"] == [], got
         assert not os.path.exists(kubelet.cdi_path(env.cdi_dir, c2.uid))
-        assert env.claims() == claims, (env.claims(), claims)
+        assert env.held() == claims, (env.held(), claims)
         assert env.free() == free, (env.free(), free)
         # Nobody was moved for a change that did not happen.
         assert len(rt.pushed) == pushed, rt.pushed[pushed:]
@@ -422,19 +313,15 @@ def test_state_cannot_be_saved_while_running():
 
         # Writes work again: the same requests go through.
         env.d.limit(None)
-        _, cpus = env.create("later", qos="Guaranteed", request=1000)
+        _, cpus, _ = env.create("later", qos="Guaranteed", request=1000)
         assert len(cpus) == 1 and not cpus & (ex_cpus | c1_cpus), cpus
         assert env.prepare(c2)["error"] == ""
         c2_cpus = env.cdi_cpus(c2.uid)
         assert not c2_cpus & (ex_cpus | c1_cpus | cpus), c2_cpus
 
         # And a restart finds all of it.
-        env.k.close()
-        rt.drop()
-        assert env.d.stop() == 0, env.d.output()
-        env.k = Kubelet(env.k.kubelet_dir)
-        env.start()
-        assert env.claims() == {c1.uid: c1_cpus, c2.uid: c2_cpus}
+        env.restart()
+        assert env.held() == {c1.uid: c1_cpus, c2.uid: c2_cpus}
         assert env.grants()[ex] == ex_cpus
         env.stop()
         no_sanitizer(env.d.output())
@@ -443,7 +330,7 @@ def test_state_cannot_be_saved_while_running():
 def test_release_that_cannot_be_saved():
     with Env() as env:
         env.start()
-        c = env.claim(1, 2)
+        c = env.claim_on(1, 2)
         assert env.prepare(c)["error"] == ""
         cpus = env.cdi_cpus(c.uid)
         with open(env.state, "rb") as f:
@@ -468,19 +355,15 @@ def test_release_that_cannot_be_saved():
             assert "cannot save the state" in got[c.uid], got
             st = env.s.status()
             assert "cannot save the state" in (st["lastError"] or ""), st
-        assert env.claims() == {c.uid: cpus}, env.claims()
+        assert env.held() == {c.uid: cpus}, env.held()
         assert os.path.exists(kubelet.cdi_path(env.cdi_dir, c.uid))
 
         env.d.limit(None)
         assert env.k.unprepare([c], timeout=CALL_TIMEOUT) == {c.uid: ""}
         assert "claim:" + c.uid not in saved(env)["grants"], saved(env)
         assert not os.path.exists(kubelet.cdi_path(env.cdi_dir, c.uid))
-        env.k.close()
-        env.rt.drop()
-        assert env.d.stop() == 0, env.d.output()
-        env.k = Kubelet(env.k.kubelet_dir)
-        env.start()
-        assert env.claims() == {}
+        env.restart()
+        assert env.held() == {}
         env.stop()
 
 

@@ -20,63 +20,29 @@ import json
 import os
 import re
 import socket
-import subprocess
 import sys
 import threading
 import time
-import uuid
 
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
 import kubelet  # noqa: E402
-from fake_apiserver import FakeApiServer  # noqa: E402
-from kubelet import Claim, Kubelet, resource_claim, result  # noqa: E402
-from nri_runtime import Machine, Session, parse_cpuset  # noqa: E402
+from apienv import API_TIMEOUT_MS, API_RETRIES, API_BACKOFF_MS  # noqa
+from apienv import NODE  # noqa: E402
+from draenv import CALL_TIMEOUT, RESERVED, DraEnv, dev, new_uid  # noqa
+from kubelet import Claim, Kubelet, result  # noqa: E402
+from nri_runtime import parse_cpuset  # noqa: E402
 
 import grpc  # noqa: E402
 import jsonschema  # noqa: E402
 
 DRIVER = kubelet.DRIVER
-NODE = "testnode"               # t/lib/daemon.py passes --node-name
-RESERVED = {15}
-CONFIG = {"reservedResources": {"cpu": "cpuset:15"}}
-# Every API wait of a test is short: one retry, a 100 ms backoff.
-API_TIMEOUT_MS = 1000
-API_RETRIES = 1
-API_BACKOFF_MS = 100
-API_ARGS = ["--api-timeout", str(API_TIMEOUT_MS),
-            "--api-retries", str(API_RETRIES),
-            "--api-backoff", str(API_BACKOFF_MS)]
 # The longest a claim may wait on a failing API server: every attempt
 # timing out, every backoff (doubling), and slack for a loaded machine.
 API_WORST = (API_TIMEOUT_MS * (API_RETRIES + 1) +
              API_BACKOFF_MS * (2 ** API_RETRIES - 1)) / 1000.0 + 3.0
-CALL_TIMEOUT = 20.0
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 V1 = kubelet.SERVICES["v1"]
-
-_machine = []
-
-
-def machine():
-    """The n4c16 sysfs tree, made once by topoaware-mksysfs."""
-    if not _machine:
-        d = os.path.join(tap.tmpdir(), "n4c16")
-        r = subprocess.run(
-            [os.path.join(tap.builddir(), "topoaware-mksysfs"),
-             "packages=2,nodes=2,cores=2,threads=2,numbering=adjacent,"
-             "mem=2G", d], capture_output=True, text=True, timeout=30)
-        assert r.returncode == 0, r.stderr
-        _machine.append(d)
-    return _machine[0]
-
-
-def new_uid():
-    return str(uuid.uuid4())
-
-
-def dev(node):
-    return "cpudevnuma%03d" % node
 
 
 # The CDI schema of t/data/cdi and the loader rules it does not express
@@ -111,65 +77,12 @@ def cdi_problems(spec):
     return out
 
 
-class Env:
+class Env(DraEnv):
     """The daemon on n4c16 with a runtime, a fake API server and a
-    kubelet, torn down together."""
-
-    def __init__(self, config=None, args=(), api=True):
-        self.folder = tap.tmpdir()
-        self.api = FakeApiServer().start()
-        self.api.set_node(NODE, new_uid())
-        kc = self.api.kubeconfig(self.folder)
-        if not api:
-            # A server that was there and is gone: its port refuses.
-            self.api.stop()
-        self.config = CONFIG if config is None else config
-        self.args = ["--kubeconfig", kc] + API_ARGS + list(args)
-        self.s = Session(self.config, sysfs_root=machine(),
-                         folder=self.folder, args=self.args)
-        self.k = Kubelet(os.path.join(self.folder, "kubelet"))
-        self.cdi_dir = os.path.join(self.folder, "cdi")
-        self.m = Machine(machine())
-        self.others = []
-
-    @property
-    def rt(self):
-        return self.s.rt
-
-    def start(self, serve=True, register=True):
-        self.s.start(serve=serve)
-        if serve:
-            self.s.wait_status(lambda st: st["nri"]["synchronized"])
-        if register:
-            self.k.register()
-        return self
+    kubelet, torn down together. A restart brings a new runtime."""
 
     def restart(self):
-        """Stop the daemon cleanly and start another on the same folder
-        (state, CDI specs, sockets), with a new runtime and kubelet."""
-        self.k.close()
-        self.s.stop()
-        self.s = Session(self.config, sysfs_root=machine(),
-                         folder=self.folder, args=self.args)
-        self.k = Kubelet(self.k.kubelet_dir)
-        return self.start()
-
-    def kubelet(self):
-        """Another kubelet connection (its own HTTP/2 connection)."""
-        k = Kubelet(self.k.kubelet_dir)
-        k.connect()
-        self.others.append(k)
-        return k
-
-    def claim(self, results, uid=None, name=None, namespace="default",
-              **kw):
-        """Put a claim on the API server; its Claim for the kubelet."""
-        uid = uid or new_uid()
-        name = name or "claim-" + uid[:8]
-        self.api.set_claim(namespace, name,
-                           resource_claim(uid, results, name=name,
-                                          namespace=namespace, **kw))
-        return Claim(namespace, name, uid)
+        return super().restart(new_runtime=True)
 
     def prepare_ok(self, claims, version="v1"):
         """Prepare; every claim must succeed. {uid: CPUs} from the CDI
@@ -189,12 +102,6 @@ class Env:
             assert held.get(c.uid) == out[c.uid], (held, out)
         return out
 
-    def held(self):
-        """{uid: CPUs} of the claims the daemon holds (admin "claims")."""
-        r = self.s.d.admin("claims")
-        assert r["ok"], r
-        return {g["claim"]: parse_cpuset(g["cpus"]) for g in r["result"]}
-
     def spec(self, uid):
         with open(kubelet.cdi_path(self.cdi_dir, uid)) as f:
             return json.load(f)
@@ -212,29 +119,6 @@ class Env:
         key, _, value = envs[0][0].partition("=")
         assert key == "DRA_CPUSET_" + uid, spec
         return parse_cpuset(value)
-
-    def status(self):
-        return self.s.status()
-
-    def stop(self):
-        for k in self.others:
-            k.close()
-        self.k.close()
-        try:
-            self.s.stop()
-        finally:
-            self.api.stop()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        for k in self.others:
-            k.close()
-        self.k.close()
-        self.s.__exit__(*exc)
-        self.api.stop()
-        return False
 
 
 def rpc_error(fn, *args, **kw):

@@ -12,20 +12,17 @@ import os
 import re
 import sys
 import time
-import uuid
 
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
-from fake_apiserver import FakeApiServer, nrt_errors  # noqa: E402
-from nri_runtime import Session, parse_cpuset  # noqa: E402
+from apienv import NODE, ApiEnv  # noqa: E402
+from fake_apiserver import nrt_errors  # noqa: E402
+from nri_runtime import parse_cpuset  # noqa: E402
+from tap import wait_for  # noqa: E402
 
-NODE = "testnode"               # t/lib/daemon.py passes --node-name
 NRT = "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies"
 RESERVED = {3, 11}
 DEBOUNCE_MS = 100
-API_ARGS = ["--api-timeout", "1000", "--api-retries", "1",
-            "--api-backoff", "100"]
-WAIT = 10.0
 # The pools of this machine in post-order (anchor 1.1) with their type,
 # parent and NUMA nodes.
 POOLS = [("NUMA node #0", "numa node", "socket #0", {0}),
@@ -47,17 +44,6 @@ def milli(q):
     return int(q[:-1]) if q.endswith("m") else int(q) * 1000
 
 
-def wait_for(fn, what, timeout=WAIT):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = fn()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for " + what)
-        time.sleep(0.05)
-
-
 def cpu(obj, zone, field="available"):
     for z in obj["zones"]:
         if z["name"] == zone:
@@ -67,29 +53,14 @@ def cpu(obj, zone, field="available"):
     raise AssertionError("no cpu of zone %s" % zone)
 
 
-class Env:
+class Env(ApiEnv):
     """The daemon with a runtime and a fake API server, torn down
     together."""
 
     def __init__(self, cfg=None, debounce=DEBOUNCE_MS, args=()):
-        self.folder = tap.tmpdir()
-        self.api = FakeApiServer().start()
-        self.api.set_node(NODE, str(uuid.uuid4()))
-        kc = self.api.kubeconfig(self.folder)
-        self.s = Session(config() if cfg is None else cfg,
-                         folder=self.folder,
-                         args=["--kubeconfig", kc, "--nrt-debounce",
-                               str(debounce)] + API_ARGS + list(args))
+        super().__init__(config() if cfg is None else cfg,
+                         ["--nrt-debounce", str(debounce)] + list(args))
         self.m = self.s.machine
-
-    @property
-    def rt(self):
-        return self.s.rt
-
-    def start(self):
-        self.s.start()
-        self.s.wait_status(lambda st: st["nri"]["synchronized"])
-        return self
 
     def obj(self):
         return self.api.nrt(NODE)
@@ -124,20 +95,6 @@ class Env:
         got = parse_cpuset(resp.adjust.linux.resources.cpu.cpus)
         assert len(got) == cpus, got
         return got
-
-    def stop(self):
-        try:
-            self.s.stop()
-        finally:
-            self.api.stop()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.s.__exit__(*exc)
-        self.api.stop()
-        return False
 
 
 def check_zones(env, obj, taken=()):
@@ -326,6 +283,7 @@ def test_disabled_by_reload():
 def test_claim_and_release():
     try:
         import kubelet
+        from draenv import cdi_env, dev, new_uid
     except ImportError as e:
         raise tap.Skip("no kubelet stand-in: %s" % e)
     with Env() as env:
@@ -334,17 +292,14 @@ def test_claim_and_release():
         k = kubelet.Kubelet(os.path.join(env.folder, "kubelet"))
         try:
             k.register()
-            uid = str(uuid.uuid4())
+            uid = new_uid()
             env.api.set_claim("default", "c1", kubelet.resource_claim(
-                uid, [kubelet.result("cpudevnuma001", 2)], name="c1"))
+                uid, [kubelet.result(dev(1), 2)], name="c1"))
             c = kubelet.Claim("default", "c1", uid)
             got = k.prepare([c], timeout=20)
             assert got[uid]["error"] == "", got
-            with open(kubelet.cdi_path(os.path.join(env.folder, "cdi"),
-                                       uid)) as f:
-                env_var = json.load(f)["devices"][0]["containerEdits"][
-                    "env"][0]
-            held = parse_cpuset(env_var.partition("=")[2])
+            _, value = cdi_env(os.path.join(env.folder, "cdi"), uid)
+            held = parse_cpuset(value)
             assert len(held) == 2 and held <= env.m.nodes[1], held
             obj = env.wait_root(env.free_milli(range(4), held),
                                 "the claim's CPUs taken")

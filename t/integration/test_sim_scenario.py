@@ -21,20 +21,6 @@ RESERVED = {15}
 NODES = {k: set(range(4 * k, 4 * k + 4)) for k in range(4)}
 CORES = [{c, c + 1} for c in range(0, 16, 2)]
 
-_machine = []
-
-
-def machine():
-    if not _machine:
-        d = os.path.join(tap.tmpdir(), "n4c16")
-        r = subprocess.run(
-            [os.path.join(tap.builddir(), "topoaware-mksysfs"),
-             "packages=2,nodes=2,cores=2,threads=2,numbering=adjacent,"
-             "mem=2G", d], capture_output=True, text=True, timeout=30)
-        assert r.returncode == 0, r.stderr
-        _machine.append(d)
-    return _machine[0]
-
 
 def config_file(config=None):
     path = os.path.join(tap.tmpdir(), "config.json")
@@ -45,7 +31,7 @@ def config_file(config=None):
 
 def sim_cmd(scenario, config=None):
     return [os.path.join(tap.builddir(), "topoaware-sim"), "--sysfs-root",
-            machine(), "--config", config_file(config), scenario]
+            tap.n4c16(), "--config", config_file(config), scenario]
 
 
 def run_file(text, config=None):

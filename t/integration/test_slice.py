@@ -23,6 +23,7 @@ sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
 from daemon import Daemon  # noqa: E402
 from fake_apiserver import FakeApiServer, slice_errors  # noqa: E402
+from nri_runtime import parse_cpuset  # noqa: E402
 
 DRIVER = "topology-aware.nri.io"
 NODE = "testnode"                # t/lib/daemon.py passes --node-name
@@ -35,16 +36,6 @@ API_ARGS = ["--api-timeout", "2000", "--api-retries", "0",
 WAIT = 10.0
 
 
-def cpulist(text):
-    out = set()
-    for part in text.strip().split(","):
-        if not part:
-            continue
-        lo, _, hi = part.partition("-")
-        out.update(range(int(lo), int(hi or lo) + 1))
-    return out
-
-
 def read(root, rel):
     with open(os.path.join(root, "sys", rel)) as f:
         return f.read()
@@ -54,13 +45,13 @@ def expected(reserved, machine="server"):
     """{device name: (node, package, smt, cpus)} from the sysfs tree."""
     root = tap.sysfs(machine)
     nodes = os.path.join(root, "sys", "devices", "system", "node")
-    online = cpulist(read(root, "devices/system/cpu/online"))
+    online = parse_cpuset(read(root, "devices/system/cpu/online"))
     out = {}
     for d in sorted(os.listdir(nodes)):
         if not d.startswith("node") or not d[4:].isdigit():
             continue
         node = int(d[4:])
-        cpus = cpulist(read(root, "devices/system/node/%s/cpulist" % d))
+        cpus = parse_cpuset(read(root, "devices/system/node/%s/cpulist" % d))
         cpus &= online
         grantable = cpus - set(reserved)
         if not grantable:
@@ -68,7 +59,7 @@ def expected(reserved, machine="server"):
         first = min(cpus)
         pkg = int(read(root, "devices/system/cpu/cpu%d/topology/"
                        "physical_package_id" % first))
-        threads = cpulist(read(root, "devices/system/cpu/cpu%d/topology/"
+        threads = parse_cpuset(read(root, "devices/system/cpu/cpu%d/topology/"
                                "thread_siblings_list" % first))
         out["cpudevnuma%03d" % node] = (node, pkg, len(threads) > 1,
                                        len(grantable))
@@ -80,6 +71,13 @@ def config(reserved):
                                   ",".join(str(c) for c in reserved)}}
 
 
+def node_api():
+    """A fake API server, started, that knows the node."""
+    api = FakeApiServer().start()
+    api.set_node(NODE, NODE_UID)
+    return api
+
+
 def start(api, reserved=(0, 1), extra=()):
     folder = tap.tmpdir()
     d = Daemon(config=config(reserved), folder=folder,
@@ -88,14 +86,6 @@ def start(api, reserved=(0, 1), extra=()):
                list(extra))
     d.start()
     return d
-
-
-def finish(d):
-    rc = d.stop()
-    out = d.output()
-    assert rc == 0, "exit %r:\n%s" % (rc, out)
-    assert "Sanitizer" not in out, out
-    assert "runtime error:" not in out, out
 
 
 def ours(api):
@@ -111,15 +101,8 @@ def writes(api):
 
 
 def wait_for(what, fn, timeout=WAIT, d=None):
-    deadline = time.monotonic() + timeout
-    while True:
-        got = fn()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for %s%s" % (
-                what, "\n" + d.output() if d is not None else ""))
-        time.sleep(0.05)
+    return tap.wait_for(fn, what, timeout,
+                        d.output if d is not None else None)
 
 
 def slice_status(d):
@@ -201,8 +184,7 @@ def test_expected_devices_of_the_server():
 
 
 def test_published_at_start():
-    with FakeApiServer() as api:
-        api.set_node(NODE, NODE_UID)
+    with node_api() as api:
         with start(api) as d:
             gen = check_pool(api, expected((0, 1)))
             items = ours(api)
@@ -234,12 +216,11 @@ def test_published_at_start():
             assert st == {"published": True, "generation": gen,
                           "slices": 1, "devices": 4,
                           "lastError": None}, st
-            finish(d)
+            d.finish()
 
 
 def test_not_rewritten_when_unchanged():
-    with FakeApiServer() as api:
-        api.set_node(NODE, NODE_UID)
+    with node_api() as api:
         with start(api) as d:
             check_pool(api, expected((0, 1)))
             before = len(writes(api))
@@ -248,12 +229,11 @@ def test_not_rewritten_when_unchanged():
             wait_for("three more lists", lambda: len(api.recorded(
                 "GET", SLICES)) >= lists + 3, d=d)
             assert len(writes(api)) == before, writes(api)[before:]
-            finish(d)
+            d.finish()
 
 
 def test_recreated_after_deletion():
-    with FakeApiServer() as api:
-        api.set_node(NODE, NODE_UID)
+    with node_api() as api:
         with start(api) as d:
             gen = check_pool(api, expected((0, 1)))
             assert api.delete_slices(DRIVER) == 1
@@ -265,12 +245,11 @@ def test_recreated_after_deletion():
             check_pool(api, expected((0, 1)))
             st = slice_status(d)
             assert st["published"] is True and st["lastError"] is None, st
-            finish(d)
+            d.finish()
 
 
 def test_reload_bumps_generation():
-    with FakeApiServer() as api:
-        api.set_node(NODE, NODE_UID)
+    with node_api() as api:
         with start(api) as d:
             gen = check_pool(api, expected((0, 1)))
             name = ours(api)[0]["metadata"]["name"]
@@ -311,7 +290,7 @@ def test_reload_bumps_generation():
             wait_for("two more lists", lambda: len(api.recorded(
                 "GET", SLICES)) >= lists + 2, d=d)
             assert len(writes(api)) == before, writes(api)[before:]
-            finish(d)
+            d.finish()
 
 
 def stale(name, gen, devices, driver=DRIVER, node=NODE):
@@ -327,8 +306,7 @@ def test_previous_slices_taken_over():
     old = [{"name": "cpudevnuma000", "attributes": {
         "resource.kubernetes.io/numaNode": {"int": 0}},
         "capacity": {"dra.cpu/cpu": {"value": "99"}}}]
-    with FakeApiServer() as api:
-        api.set_node(NODE, NODE_UID)
+    with node_api() as api:
         api.put_slice("old-a", stale("old-a", 41, old))
         api.put_slice("old-b", stale("old-b", 41, []))
         other = stale("other-driver", 7, [], driver="cpu.example.com")
@@ -344,12 +322,11 @@ def test_previous_slices_taken_over():
             assert [r["path"] for r in dels] == [SLICES + "/old-b"], dels
             assert api.slices["other-driver"]["spec"] == other["spec"]
             assert api.slices["elsewhere"]["spec"] == elsewhere["spec"]
-            finish(d)
+            d.finish()
 
 
 def test_failing_api_server_recovers():
-    with FakeApiServer() as api:
-        api.set_node(NODE, NODE_UID)
+    with node_api() as api:
         api.fail_next(1000000)
         with start(api) as d:
             st = wait_for("a failure in status", lambda: (
@@ -374,12 +351,11 @@ def test_failing_api_server_recovers():
             wait_for("the owner", lambda: all(
                 o["metadata"].get("ownerReferences") for o in ours(api)),
                 d=d)
-            finish(d)
+            d.finish()
 
 
 def test_conflicts_listed_again():
-    with FakeApiServer() as api:
-        api.set_node(NODE, NODE_UID)
+    with node_api() as api:
         with start(api) as d:
             gen = check_pool(api, expected((0, 1)))
             puts = len([r for r in writes(api) if r["method"] == "PUT"])
@@ -411,13 +387,12 @@ def test_conflicts_listed_again():
             assert newest == new + 1, (newest, new)
             wait_for("published", lambda: slice_status(d)["published"],
                      d=d)
-            finish(d)
+            d.finish()
 
 
 def test_checked_when_the_kubelet_registers():
     import kubelet      # python3-grpcio, only this test needs it
-    with FakeApiServer() as api:
-        api.set_node(NODE, NODE_UID)
+    with node_api() as api:
         # No resync within the test: only the registration can do it.
         with start(api, extra=["--slice-resync", "600000"]) as d:
             check_pool(api, expected((0, 1)))
@@ -428,7 +403,7 @@ def test_checked_when_the_kubelet_registers():
             with kubelet.Kubelet(os.path.join(d.folder, "kubelet")) as k:
                 k.register()
                 check_pool(api, expected((0, 1)))
-            finish(d)
+            d.finish()
 
 
 def test_owner_added_when_node_appears():
@@ -445,7 +420,7 @@ def test_owner_added_when_node_appears():
                 if o["metadata"].get("ownerReferences")], d=d)
             assert refs[0][0]["uid"] == NODE_UID, refs
             check_pool(api, expected((0, 1)))
-            finish(d)
+            d.finish()
 
 
 if __name__ == "__main__":

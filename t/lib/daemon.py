@@ -19,6 +19,8 @@ import time
 import tap
 
 _running = []
+# What a sanitizer build writes on a finding; never in a clean run's output.
+SANITIZER = ("Sanitizer", "runtime error:")
 
 
 def _reap_all():
@@ -31,6 +33,11 @@ atexit.register(_reap_all)
 
 class DaemonError(Exception):
     pass
+
+
+def no_sanitizer(text):
+    for bad in SANITIZER:
+        assert bad not in text, text
 
 
 class Daemon:
@@ -46,6 +53,8 @@ class Daemon:
         self.env = env
         self.proc = None
         self.log_path = os.path.join(self.folder, "daemon.log")
+        # Where output() reads what the daemon wrote.
+        self.output_path = self.log_path
         if config is not None:
             self.write_config(config)
 
@@ -118,7 +127,7 @@ class Daemon:
 
     def output(self):
         try:
-            with open(self.log_path, "rb") as f:
+            with open(self.output_path, "rb") as f:
                 return f.read().decode(errors="replace")
         except OSError:
             return ""
@@ -140,6 +149,13 @@ class Daemon:
                                   self.output())
         self._forget()
         return self.proc.returncode
+
+    def finish(self):
+        """stop(); the daemon must exit 0 with no sanitizer report."""
+        rc = self.stop()
+        out = self.output()
+        assert rc == 0, "exit %r:\n%s" % (rc, out)
+        no_sanitizer(out)
 
     def kill(self):
         if self.proc is not None and self.proc.poll() is None:

@@ -228,14 +228,19 @@ class Kubelet:
             self.connect()
         return self.dra_channel
 
-    def prepare_message(self, claims, version="v1", timeout=CALL_TIMEOUT):
-        """NodePrepareResources; the response message itself."""
+    def _prepare_call(self, claims, version):
+        """The NodePrepareResources stub and its request."""
         mod = self._mod(version)
         req = mod.NodePrepareResourcesRequest(
             claims=[_claim_msg(mod, c) for c in claims])
         return _unary(self._dra(),
                       SERVICES[version] + "NodePrepareResources",
-                      mod.NodePrepareResourcesResponse)(req, timeout=timeout)
+                      mod.NodePrepareResourcesResponse), req
+
+    def prepare_message(self, claims, version="v1", timeout=CALL_TIMEOUT):
+        """NodePrepareResources; the response message itself."""
+        call, req = self._prepare_call(claims, version)
+        return call(req, timeout=timeout)
 
     def prepare(self, claims, version="v1", timeout=CALL_TIMEOUT):
         """{uid: {"error": text, "devices": [dict]}}. claims are Claim
@@ -249,13 +254,8 @@ class Kubelet:
 
     def prepare_future(self, claims, version="v1", timeout=CALL_TIMEOUT):
         """A prepare in flight; .result() is the response message."""
-        mod = self._mod(version)
-        req = mod.NodePrepareResourcesRequest(
-            claims=[_claim_msg(mod, c) for c in claims])
-        return _unary(self._dra(),
-                      SERVICES[version] + "NodePrepareResources",
-                      mod.NodePrepareResourcesResponse).future(
-            req, timeout=timeout)
+        call, req = self._prepare_call(claims, version)
+        return call.future(req, timeout=timeout)
 
     def unprepare(self, claims, version="v1", timeout=CALL_TIMEOUT):
         """{uid: error text} (empty text: success)."""

@@ -641,6 +641,21 @@ def parse_cpuset(text):
     return out
 
 
+def format_cpuset(cpus):
+    """The kernel's list form of a set of CPUs, written here: runs of two
+    or more as a-b."""
+    out, run = [], []
+    for c in sorted(cpus) + [None]:
+        if run and c is not None and c == run[-1] + 1:
+            run.append(c)
+            continue
+        if run:
+            out.append(str(run[0]) if len(run) == 1
+                       else "%d-%d" % (run[0], run[-1]))
+        run = [c]
+    return ",".join(out)
+
+
 class Machine:
     """Online and isolated CPUs, thread siblings and NUMA nodes, read from
     a sysfs tree (the folder that holds sys/)."""
@@ -681,12 +696,12 @@ class Session:
     together. The reconnect backoff is capped low so tests are quick."""
 
     def __init__(self, config=None, machine="server", args=(), folder=None,
-                 sysfs_root=None):
+                 sysfs_root=None, daemon_class=None):
         import daemon
-        self.d = daemon.Daemon(machine=machine, config=config, folder=folder,
-                               sysfs_root=sysfs_root,
-                               args=["--nri-reconnect-max", "400"] +
-                               list(args))
+        cls = daemon_class or daemon.Daemon
+        self.d = cls(machine=machine, config=config, folder=folder,
+                     sysfs_root=sysfs_root,
+                     args=["--nri-reconnect-max", "400"] + list(args))
         self.rt = Runtime(self.d.nri_socket)
         self.machine = Machine(self.d.sysfs_root)
 
@@ -717,13 +732,14 @@ class Session:
 
     def stop(self):
         """Stop both; the daemon must exit 0 with no sanitizer report."""
+        import daemon
         self.rt.close()
         rc = self.d.stop()
         out = self.d.output()
         if self.rt.violations:
             raise SimError("the daemon broke framing rules: %r" %
                            self.rt.violations[:10])
-        for bad in ("Sanitizer", "runtime error:"):
+        for bad in daemon.SANITIZER:
             if bad in out:
                 raise SimError("the daemon reported %r:\n%s" % (bad, out))
         if rc != 0:

@@ -7,8 +7,10 @@ the folder the harness gives each test ($TOPOAWARE_TMP).
 """
 
 import os
+import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 
@@ -34,6 +36,47 @@ def sysfs(machine):
     if not os.path.isdir(os.path.join(path, "sys")):
         raise AssertionError("no recorded machine at " + path)
     return path
+
+
+_made = {}
+
+
+def mksysfs(spec, name="machine"):
+    """A sysfs tree made by topoaware-mksysfs from spec, once per test
+    process and spec; the folder that holds sys/."""
+    if spec not in _made:
+        d = os.path.join(tmpdir(), name)
+        r = subprocess.run([os.path.join(builddir(), "topoaware-mksysfs"),
+                            spec, d], capture_output=True, text=True,
+                           timeout=30)
+        assert r.returncode == 0, r.stderr
+        _made[spec] = d
+    return _made[spec]
+
+
+def n4c16(isolated=None):
+    """The machine of the upstream e2e test test42-dra-devices: 2 packages
+    x 2 nodes x 2 cores x 2 threads, siblings numbered adjacently (node n
+    holds CPUs 4n..4n+3), 2G per node; isolated is a cpulist or None."""
+    spec = ("packages=2,nodes=2,cores=2,threads=2,numbering=adjacent,"
+            "mem=2G")
+    if isolated:
+        spec += ",isolated=" + isolated
+    return mksysfs(spec, "n4c16i" if isolated else "n4c16")
+
+
+def wait_for(fn, what, timeout=10.0, about=None):
+    """Polls fn until it returns something true, and returns that; on
+    timeout fails naming what, with about() appended when given."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = fn()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for %s%s" % (
+                what, "\n" + about() if about is not None else ""))
+        time.sleep(0.05)
 
 
 def run(module_globals):
