@@ -553,10 +553,6 @@ kube_new(struct event_base *base, const struct kube_opts *opts,
 	int				 error;
 
 	*out = NULL;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		xasprintf(cause, "cannot initialise libcurl");
-		return (-ENOMEM);
-	}
 	k = xcalloc(1, sizeof *k);
 	k->base = base;
 	k->opts = *opts;
@@ -568,11 +564,17 @@ kube_new(struct event_base *base, const struct kube_opts *opts,
 		k->opts.backoff_ms = 500;
 	TAILQ_INIT(&k->requests);
 	LIST_INIT(&k->socks);
+	/* No API server, no TLS library set up: that costs megabytes. */
 	if ((error = kube_config_load(opts->kubeconfig, &k->cfg,
 	    cause)) != 0) {
 		free(k);
-		curl_global_cleanup();
 		return (error);
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		kube_config_free(k->cfg);
+		free(k);
+		xasprintf(cause, "cannot initialise libcurl");
+		return (-ENOMEM);
 	}
 	if ((k->multi = curl_multi_init()) == NULL) {
 		kube_config_free(k->cfg);
