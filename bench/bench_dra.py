@@ -18,26 +18,24 @@ the answer, so the figures include the fake server's and grpcio's own
 costs.
 """
 
-import argparse
 import os
-import shutil
 import sys
 import tempfile
 import time
 import uuid
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import main, report_latencies  # noqa: E402
+
 ROUNDS = 200
 WARMUP = 10
 
 
-def report(metric, machine, value, unit):
-    digits = 0 if value >= 100 else 3
-    print('%s{machine="%s"} %.*f %s' % (metric, machine, digits, value,
-                                         unit), flush=True)
 
-
-def bench_machine(mods, name, root, work):
-    nri_runtime, fake_apiserver, kubelet = mods
+def bench_machine(name, root, work):
+    import fake_apiserver
+    import kubelet
+    import nri_runtime
 
     folder = tempfile.mkdtemp(dir=work)
     api = fake_apiserver.FakeApiServer().start()
@@ -69,10 +67,7 @@ def bench_machine(mods, name, root, work):
                 raise RuntimeError("unprepare failed: %r" % gone)
             if i >= WARMUP:
                 lat.append(t1 - t0)
-        lat.sort()
-        report("dra_prepare_p50_us", name, lat[len(lat) // 2] * 1e6, "us")
-        report("dra_prepare_p99_us", name,
-               lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1e6, "us")
+        report_latencies("dra_prepare", name, lat)
         k.close()
         s.stop()
     finally:
@@ -82,33 +77,5 @@ def bench_machine(mods, name, root, work):
         api.stop()
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--srcdir", required=True)
-    ap.add_argument("--builddir", required=True)
-    ap.add_argument("machines", nargs="+", metavar="NAME=SYSFSROOT")
-    args = ap.parse_args()
-
-    srcdir = os.path.abspath(args.srcdir)
-    work = tempfile.mkdtemp(prefix="topoaware-bench-dra.")
-    os.environ["TOPOAWARE_SRCDIR"] = srcdir
-    os.environ["TOPOAWARE_BUILDDIR"] = os.path.abspath(args.builddir)
-    os.environ["TOPOAWARE_TMP"] = work
-    sys.path.insert(0, os.path.join(srcdir, "t", "lib"))
-    import fake_apiserver
-    import kubelet
-    import nri_runtime
-
-    try:
-        for m in args.machines:
-            name, _, root = m.partition("=")
-            if not root:
-                ap.error("not NAME=SYSFSROOT: " + m)
-            bench_machine((nri_runtime, fake_apiserver, kubelet), name,
-                          os.path.abspath(root), work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
 if __name__ == "__main__":
-    main()
+    main(__doc__.split("\n")[0], "dra", bench_machine)

@@ -20,22 +20,18 @@ Every create is saved to the state file before it is answered
 (R-STATE-1), so the create figures include a synchronous fsync.
 """
 
-import argparse
 import os
-import shutil
 import statistics
 import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import main, report, report_latencies  # noqa: E402
+
 CREATES = 500
 CONTAINERS = 1000
 
-
-def report(metric, machine, value, unit):
-    digits = 0 if value >= 100 else 3
-    print('%s{machine="%s"} %.*f %s' % (metric, machine, digits, value,
-                                         unit), flush=True)
 
 
 def vmrss_kib(pid):
@@ -67,7 +63,8 @@ def session(nri_runtime, root, work):
     return nri_runtime.Session(sysfs_root=root, folder=folder)
 
 
-def bench_machine(nri_runtime, name, root, work):
+def bench_machine(name, root, work):
+    import nri_runtime
     # Start-up: exec to READY=1, no runtime listening.
     times = []
     for _ in range(5):
@@ -134,42 +131,12 @@ def bench_machine(nri_runtime, name, root, work):
                 rt.stop_container(c.id, timeout=10)
                 rt.remove_container(c.id, timeout=10)
                 del rt.pods[p.id]
-            lat.sort()
-            report("nri_create_p50_us", name,
-                   lat[len(lat) // 2] * 1e6, "us")
-            report("nri_create_p99_us", name,
-                   lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1e6,
-                   "us")
+            report_latencies("nri_create", name, lat)
             s.stop()
         finally:
             s.rt.close()
             s.d.kill()
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--srcdir", required=True)
-    ap.add_argument("--builddir", required=True)
-    ap.add_argument("machines", nargs="+", metavar="NAME=SYSFSROOT")
-    args = ap.parse_args()
-
-    srcdir = os.path.abspath(args.srcdir)
-    work = tempfile.mkdtemp(prefix="topoaware-bench-nri.")
-    os.environ["TOPOAWARE_SRCDIR"] = srcdir
-    os.environ["TOPOAWARE_BUILDDIR"] = os.path.abspath(args.builddir)
-    os.environ["TOPOAWARE_TMP"] = work
-    sys.path.insert(0, os.path.join(srcdir, "t", "lib"))
-    import nri_runtime
-
-    try:
-        for m in args.machines:
-            name, _, root = m.partition("=")
-            if not root:
-                ap.error("not NAME=SYSFSROOT: " + m)
-            bench_machine(nri_runtime, name, os.path.abspath(root), work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
 if __name__ == "__main__":
-    main()
+    main(__doc__.split("\n")[0], "nri", bench_machine)

@@ -27,6 +27,7 @@ import time
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
 import kubelet  # noqa: E402
+import rawh2  # noqa: E402
 from apienv import API_TIMEOUT_MS, API_RETRIES, API_BACKOFF_MS  # noqa
 from apienv import NODE  # noqa: E402
 from draenv import CALL_TIMEOUT, RESERVED, DraEnv, dev, new_uid  # noqa
@@ -41,7 +42,7 @@ DRIVER = kubelet.DRIVER
 # timing out, every backoff (doubling), and slack for a loaded machine.
 API_WORST = (API_TIMEOUT_MS * (API_RETRIES + 1) +
              API_BACKOFF_MS * (2 ** API_RETRIES - 1)) / 1000.0 + 3.0
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+PREFACE = rawh2.PREFACE
 V1 = kubelet.SERVICES["v1"]
 
 
@@ -728,27 +729,6 @@ def test_duplicate_uids_one_answer():
 
 # -- malformed input ---------------------------------------------------
 
-def raw_socket(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(10)
-    s.connect(path)
-    return s
-
-
-def read_until_closed(s):
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            return data
-        data += chunk
-
-
-def frame(ftype, flags, stream, payload):
-    return (len(payload).to_bytes(3, "big") + bytes([ftype, flags]) +
-            stream.to_bytes(4, "big") + payload)
-
-
 def test_malformed_grpc():
     with Env() as env:
         env.start()
@@ -780,28 +760,29 @@ def test_malformed_http2_closes_that_connection_only():
             b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" + os.urandom(128),
             PREFACE + b"\xff" * 64,
             # A DATA frame on stream 0 after a proper SETTINGS.
-            PREFACE + frame(4, 0, 0, b"") + frame(0, 1, 0, b"\0" * 5),
+            PREFACE + rawh2.frame(4, 0, 0, b"") +
+            rawh2.frame(0, 1, 0, b"\0" * 5),
         ]
         for data in cases:
-            s = raw_socket(endpoint)
+            s = rawh2.connect(endpoint)
             s.sendall(data)
-            read_until_closed(s)
+            rawh2.read_until_closed(s)
             s.close()
         # A preface cut short, then the client's end of the stream.
-        s = raw_socket(endpoint)
+        s = rawh2.connect(endpoint)
         s.sendall(PREFACE[:10])
         s.shutdown(socket.SHUT_WR)
-        read_until_closed(s)
+        rawh2.read_until_closed(s)
         s.close()
         # A request cut off in the middle of its message, then gone.
-        s = raw_socket(endpoint)
-        s.sendall(PREFACE + frame(4, 0, 0, b"") +
-                  frame(1, 0x4, 1, bytes([0x83, 0x86]) +
+        s = rawh2.connect(endpoint)
+        s.sendall(PREFACE + rawh2.frame(4, 0, 0, b"") +
+                  rawh2.frame(1, 0x4, 1, bytes([0x83, 0x86]) +
                         bytes([0x04, len(V1 + "NodePrepareResources")]) +
                         (V1 + "NodePrepareResources").encode() +
                         bytes([0x01, 9]) + b"localhost" +
                         bytes([0x0f, 0x10, 16]) + b"application/grpc") +
-                  frame(0, 0, 1, b"\0\0\0\0\x40\x0a"))
+                  rawh2.frame(0, 0, 1, b"\0\0\0\0\x40\x0a"))
         time.sleep(0.1)
         s.close()
         # The kubelet's own connection kept working throughout.

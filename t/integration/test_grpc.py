@@ -19,13 +19,14 @@ import time
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
 import protogen  # noqa: E402
+import rawh2  # noqa: E402
 
 import grpc  # noqa: E402
 
 DRIVER = "probe.example.com"
 MAX_REQUEST = 4 << 20           # GRPC_MAX_REQUEST, topoawared(8)
 REG = "/pluginregistration.Registration/"
-PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+PREFACE = rawh2.PREFACE
 
 _pb = None
 
@@ -110,17 +111,6 @@ class Probe:
         assert "runtime error:" not in out, out
 
 
-def raw(path):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(10)
-    s.connect(path)
-    return s
-
-
-def frame(ftype, flags, stream, payload):
-    """One HTTP/2 frame (RFC 9113 4.1)."""
-    return (len(payload).to_bytes(3, "big") + bytes([ftype, flags])
-            + stream.to_bytes(4, "big") + payload)
 
 
 def request_headers(stream, path):
@@ -133,7 +123,7 @@ def request_headers(stream, path):
              # content-type is static entry 31: 15 + 16 in two bytes
              + bytes([0x0f, 0x10, len("application/grpc")])
              + b"application/grpc")
-    return frame(1, 0x4, stream, block)
+    return rawh2.frame(1, 0x4, stream, block)
 
 
 def read_frames_until_data(s, stream):
@@ -155,15 +145,6 @@ def read_frames_until_data(s, stream):
             raise AssertionError("closed before DATA on stream %d" % stream)
         buf += chunk
 
-
-def read_until_closed(s):
-    """Everything the server sends until it closes; fails on a timeout."""
-    data = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            return data
-        data += chunk
 
 
 def get_info(ch):
@@ -374,20 +355,20 @@ def test_cancelled_call_and_dropped_connection():
         p.wait_connections(0)
         # A raw client that opens a stream and vanishes mid-request.
         # First, that these hand-made frames make a real request.
-        s = raw(p.sock)
-        s.sendall(PREFACE + frame(4, 0, 0, b""))
+        s = rawh2.connect(p.sock)
+        s.sendall(PREFACE + rawh2.frame(4, 0, 0, b""))
         s.sendall(request_headers(1, "/probe.Test/Echo"))
-        s.sendall(frame(0, 1, 1, b"\0\0\0\0\2hi"))
+        s.sendall(rawh2.frame(0, 1, 1, b"\0\0\0\0\2hi"))
         assert read_frames_until_data(s, 1) == b"\0\0\0\0\2hi"
         s.close()
         for body_end in (False, True):
-            s = raw(p.sock)
-            s.sendall(PREFACE + frame(4, 0, 0, b""))
+            s = rawh2.connect(p.sock)
+            s.sendall(PREFACE + rawh2.frame(4, 0, 0, b""))
             s.sendall(request_headers(1, "/probe.Test/Later"))
             if body_end:
-                s.sendall(frame(0, 1, 1, b"\0\0\0\0\2hi"))
+                s.sendall(rawh2.frame(0, 1, 1, b"\0\0\0\0\2hi"))
             else:
-                s.sendall(frame(0, 0, 1, b"\0\0\0\0\xffpart"))
+                s.sendall(rawh2.frame(0, 0, 1, b"\0\0\0\0\xffpart"))
             time.sleep(0.05)
             s.close()
         p.wait_connections(0)
@@ -404,20 +385,20 @@ def test_garbage_closes_only_that_connection():
         with p.channel() as ch:
             echo = ch.unary_unary("/probe.Test/Echo")
             assert echo(b"before", timeout=10) == b"before"
-            s = raw(p.sock)
+            s = rawh2.connect(p.sock)
             s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n" + os.urandom(256))
-            read_until_closed(s)
+            rawh2.read_until_closed(s)
             s.close()
             # A preface cut short, then the client's end of the stream.
-            s = raw(p.reg)
+            s = rawh2.connect(p.reg)
             s.sendall(PREFACE[:10])
             s.shutdown(socket.SHUT_WR)
-            read_until_closed(s)
+            rawh2.read_until_closed(s)
             s.close()
             # A valid preface followed by a frame of nonsense.
-            s = raw(p.sock)
+            s = rawh2.connect(p.sock)
             s.sendall(PREFACE + b"\xff" * 64)
-            read_until_closed(s)
+            rawh2.read_until_closed(s)
             s.close()
             assert echo(b"after", timeout=10) == b"after"
         p.wait_connections(0)
