@@ -111,6 +111,10 @@ int	policy_reconfigure(struct policy *, const struct config *,
 /* The state document of R-STATE-1 (new reference) and back. Restore
  * builds a new policy; a bad document is refused with the reason. */
 json_t	*policy_save(const struct policy *);
+/* The same document as compact JSON text ending in a newline, written
+ * without building it as values (the daemon saves it on every event).
+ * Caller frees; *len, if not NULL, gets its length. */
+char	*policy_save_text(const struct policy *, size_t *len);
 int	policy_restore(const struct topology *, const struct config *,
 	    json_t *, struct policy **, char **);
 

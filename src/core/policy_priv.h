@@ -12,6 +12,9 @@
 #define UNLIMITED_CPU	(-1)
 #define ANNOTATION_NS	"resource-policy.nri.io"
 #define DRA_ENV_PREFIX	"DRA_CPUSET_"
+/* Claims' keys in the state document; no container id may start so. */
+#define CLAIM_KEY_PREFIX	"claim:"
+#define CLAIM_KEY_PLEN		(sizeof(CLAIM_KEY_PREFIX) - 1)
 
 enum cpu_type {
 	CPU_NORMAL = 0,

@@ -13,8 +13,15 @@
 #include <strings.h>
 
 #include "policy_priv.h"
+#include "utf8.h"
 #include "xmalloc.h"
 
+/*
+ * What the policy keeps of a peer's strings is cleaned to UTF-8 (protobuf
+ * does not check them): it goes into the JSON state document, and a
+ * container is kept rather than refused (or a whole sync with it), and
+ * restored after a restart exactly as it was held.
+ */
 static void
 kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
     int (*keep)(const char *))
@@ -25,8 +32,8 @@ kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
 	for (i = 0; i < n; i++) {
 		if (in[i].key == NULL || !keep(in[i].key))
 			continue;
-		(*out)[k].key = xstrdup(in[i].key);
-		(*out)[k].value = xstrdup(in[i].value ? in[i].value : "");
+		(*out)[k].key = utf8_clean(in[i].key);
+		(*out)[k].value = utf8_clean(in[i].value ? in[i].value : "");
 		k++;
 	}
 	*nout = k;
@@ -53,7 +60,7 @@ keep_all(const char *key)
 static char *
 dupornull(const char *s)
 {
-	return (s != NULL ? xstrdup(s) : NULL);
+	return (s != NULL ? utf8_clean(s) : NULL);
 }
 
 void
@@ -142,6 +149,12 @@ cspec_check(const struct container_spec *s, char **cause)
 
 	if ((rc = request_check_id("container id", s->id, cause)) != 0)
 		return (rc);
+	/* It would be read back as a claim after a restart. */
+	if (strncmp(s->id, CLAIM_KEY_PREFIX, CLAIM_KEY_PLEN) == 0) {
+		xasprintf(cause, "container id %s: the prefix %s is reserved",
+		    s->id, CLAIM_KEY_PREFIX);
+		return (-EINVAL);
+	}
 	if (s->qos != QOS_BESTEFFORT && s->qos != QOS_BURSTABLE &&
 	    s->qos != QOS_GUARANTEED) {
 		xasprintf(cause, "container %s: bad QoS class", s->id);

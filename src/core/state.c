@@ -2,33 +2,58 @@
  * state.c owns the saved state document (SPEC R-STATE-1): every container
  * grant keyed by container id and every claim keyed "claim:<uid>", in a
  * versioned JSON object, and the restore that rebuilds a policy from it,
- * claims first. Only jansson values: reading and writing files is the
- * daemon's business.
+ * claims first. The document is made two ways that must agree: as jansson
+ * values (policy_save) and as text written straight from the grants
+ * (policy_save_text), which the daemon saves before answering every event.
+ * Reading and writing files is the daemon's business.
  */
 #include "autoconf.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policy_priv.h"
+#include "utf8.h"
 #include "view.h"
 #include "xmalloc.h"
 
 #define STATE_VERSION	1
-#define CLAIM_PREFIX	"claim:"
 
 static const char *qos_names[] = { "BestEffort", "Burstable", "Guaranteed" };
 static const char *type_names[] = { "normal", "reserved", "preserve" };
+
+/* json_string that cleans what is not UTF-8 instead of failing. */
+static json_t *
+string_json(const char *s)
+{
+	json_t	*j;
+	char	*c;
+
+	if ((j = json_string(s)) != NULL)
+		return (j);
+	c = utf8_clean(s);
+	j = json_string(c);
+	free(c);
+	return (j);
+}
 
 static json_t *
 kv_json(const struct policy_kv *kv, int n)
 {
 	json_t	*o = json_object();
+	char	*c;
 	int	 i;
 
-	for (i = 0; i < n; i++)
-		json_object_set_new(o, kv[i].key, json_string(kv[i].value));
+	for (i = 0; i < n; i++) {
+		if (json_object_set_new(o, kv[i].key,
+		    string_json(kv[i].value)) == 0)
+			continue;
+		c = utf8_clean(kv[i].key);
+		json_object_set_new(o, c, string_json(kv[i].value));
+		free(c);
+	}
 	return (o);
 }
 
@@ -46,16 +71,17 @@ container_json(const struct grant *g)
 	    "annotations", kv_json(c->ann, c->nann),
 	    "env", kv_json(c->env, c->nenv));
 	if (c->name != NULL)
-		json_object_set_new(spec, "name", json_string(c->name));
+		json_object_set_new(spec, "name", string_json(c->name));
 	if (c->pod != NULL)
-		json_object_set_new(spec, "pod", json_string(c->pod));
+		json_object_set_new(spec, "pod", string_json(c->pod));
 	if (c->ns != NULL)
-		json_object_set_new(spec, "namespace", json_string(c->ns));
+		json_object_set_new(spec, "namespace", string_json(c->ns));
 
 	if (g->kind == GRANT_CLAIM_PINNED) {
 		claims = json_array();
 		for (i = 0; i < g->nclaims; i++)
-			json_array_append_new(claims, json_string(g->claims[i]));
+			json_array_append_new(claims,
+			    string_json(g->claims[i]));
 		return (json_pack("{s:s, s:o, s:o}", "kind", "claim-pinned",
 		    "claims", claims, "container", spec));
 	}
@@ -83,7 +109,7 @@ policy_save(const struct policy *P)
 	free(v);
 	v = policy_sorted(P->claims, &n);
 	for (i = 0; i < n; i++) {
-		xasprintf(&key, "%s%s", CLAIM_PREFIX, v[i]->key);
+		xasprintf(&key, "%s%s", CLAIM_KEY_PREFIX, v[i]->key);
 		json_object_set_new(grants, key, json_pack("{s:s, s:o, s:s}",
 		    "kind", "claim", "cpus", view_cpuset(&v[i]->exclusive),
 		    "pool", v[i]->pool->name));
@@ -92,6 +118,278 @@ policy_save(const struct policy *P)
 	free(v);
 	return (json_pack("{s:i, s:o}", "version", STATE_VERSION, "grants",
 	    grants));
+}
+
+/*
+ * The same document as text, written into one growing buffer. It matches
+ * json_dumps(policy_save(P), JSON_COMPACT) byte for byte, key order and
+ * escapes included, except that an id written twice (a container named
+ * like a claim's key) appears once, as the claim.
+ */
+
+struct textbuf {
+	char	*p;
+	size_t	 len;
+	size_t	 size;
+};
+
+static void
+tb_reserve(struct textbuf *b, size_t n)
+{
+	size_t	size = b->size;
+
+	if (b->len + n <= b->size)
+		return;
+	while (b->len + n > size)
+		size *= 2;
+	b->p = xreallocarray(b->p, size, 1);
+	b->size = size;
+}
+
+static void
+tb_add(struct textbuf *b, const char *s, size_t n)
+{
+	tb_reserve(b, n);
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+#define tb_lit(b, s)	tb_add(b, s, sizeof s - 1)
+
+static void
+tb_int(struct textbuf *b, long long v)
+{
+	tb_reserve(b, 24);
+	b->len += (size_t)snprintf(b->p + b->len, 24, "%lld", v);
+}
+
+/* The inside of a JSON string, escaped as jansson escapes it. */
+static void
+tb_esc(struct textbuf *b, const char *s)
+{
+	const unsigned char	*p = (const unsigned char *)s, *run;
+	size_t			 n;
+
+	for (;;) {
+		for (run = p; *p >= 0x20 && *p < 0x80 && *p != '"' &&
+		    *p != '\\'; p++)
+			;
+		if (p > run)
+			tb_add(b, (const char *)run, (size_t)(p - run));
+		if (*p == '\0')
+			break;
+		if (*p >= 0x80) {
+			if ((n = utf8_seqlen(p)) == 0) {
+				tb_lit(b, "\xef\xbf\xbd");
+				n = 1;
+			} else
+				tb_add(b, (const char *)p, n);
+			p += n;
+			continue;
+		}
+		switch (*p) {
+		case '"':
+			tb_lit(b, "\\\"");
+			break;
+		case '\\':
+			tb_lit(b, "\\\\");
+			break;
+		case '\b':
+			tb_lit(b, "\\b");
+			break;
+		case '\f':
+			tb_lit(b, "\\f");
+			break;
+		case '\n':
+			tb_lit(b, "\\n");
+			break;
+		case '\r':
+			tb_lit(b, "\\r");
+			break;
+		case '\t':
+			tb_lit(b, "\\t");
+			break;
+		default:
+			tb_reserve(b, 7);
+			b->len += (size_t)snprintf(b->p + b->len, 7,
+			    "\\u%04X", *p);
+			break;
+		}
+		p++;
+	}
+}
+
+static void
+tb_str(struct textbuf *b, const char *s)
+{
+	tb_lit(b, "\"");
+	tb_esc(b, s);
+	tb_lit(b, "\"");
+}
+
+/* A cpuset in list form, as a JSON string; cpuset_format without a copy. */
+static void
+tb_cpuset(struct textbuf *b, const struct cpuset *s)
+{
+	int	lo, hi, next, first = 1;
+
+	tb_lit(b, "\"");
+	for (lo = cpuset_first(s); lo >= 0; lo = next) {
+		hi = lo;
+		while ((next = cpuset_next(s, hi)) == hi + 1)
+			hi = next;
+		if (!first)
+			tb_lit(b, ",");
+		first = 0;
+		tb_int(b, lo);
+		if (hi != lo) {
+			tb_lit(b, "-");
+			tb_int(b, hi);
+		}
+	}
+	tb_lit(b, "\"");
+}
+
+/*
+ * Annotations or env. A key given twice is written once, where it first
+ * appears, with its last value: what json_object_set_new does, and what
+ * the reader wants as it refuses duplicate keys.
+ */
+static void
+tb_kv(struct textbuf *b, const struct policy_kv *kv, int n)
+{
+	int	i, j, last, first = 1;
+
+	tb_lit(b, "{");
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i; j++)
+			if (strcmp(kv[j].key, kv[i].key) == 0)
+				break;
+		if (j < i)
+			continue;
+		for (last = i, j = i + 1; j < n; j++)
+			if (strcmp(kv[j].key, kv[i].key) == 0)
+				last = j;
+		if (!first)
+			tb_lit(b, ",");
+		first = 0;
+		tb_str(b, kv[i].key);
+		tb_lit(b, ":");
+		tb_str(b, kv[last].value);
+	}
+	tb_lit(b, "}");
+}
+
+static void
+tb_spec(struct textbuf *b, const struct cspec *c)
+{
+	tb_lit(b, "{\"qos\":");
+	tb_str(b, qos_names[c->qos]);
+	tb_lit(b, ",\"cpuRequest\":");
+	tb_int(b, c->request);
+	tb_lit(b, ",\"cpuLimit\":");
+	tb_int(b, c->limit);
+	tb_lit(b, ",\"annotations\":");
+	tb_kv(b, c->ann, c->nann);
+	tb_lit(b, ",\"env\":");
+	tb_kv(b, c->env, c->nenv);
+	if (c->name != NULL) {
+		tb_lit(b, ",\"name\":");
+		tb_str(b, c->name);
+	}
+	if (c->pod != NULL) {
+		tb_lit(b, ",\"pod\":");
+		tb_str(b, c->pod);
+	}
+	if (c->ns != NULL) {
+		tb_lit(b, ",\"namespace\":");
+		tb_str(b, c->ns);
+	}
+	tb_lit(b, "}");
+}
+
+static void
+tb_container(struct textbuf *b, const struct grant *g)
+{
+	int	i;
+
+	if (g->kind == GRANT_CLAIM_PINNED) {
+		tb_lit(b, "{\"kind\":\"claim-pinned\",\"claims\":[");
+		for (i = 0; i < g->nclaims; i++) {
+			if (i > 0)
+				tb_lit(b, ",");
+			tb_str(b, g->claims[i]);
+		}
+		tb_lit(b, "],\"container\":");
+	} else {
+		tb_lit(b, "{\"kind\":\"container\",\"pool\":");
+		tb_str(b, g->pool->name);
+		tb_lit(b, ",\"type\":");
+		tb_str(b, type_names[g->type]);
+		tb_lit(b, ",\"exclusive\":");
+		tb_cpuset(b, &g->exclusive);
+		tb_lit(b, ",\"portion\":");
+		tb_int(b, g->portion);
+		if (g->zero_req)
+			tb_lit(b, ",\"zeroRequest\":true");
+		else
+			tb_lit(b, ",\"zeroRequest\":false");
+		if (g->fallback)
+			tb_lit(b, ",\"fallback\":true");
+		else
+			tb_lit(b, ",\"fallback\":false");
+		tb_lit(b, ",\"container\":");
+	}
+	tb_spec(b, &g->spec);
+	tb_lit(b, "}");
+}
+
+char *
+policy_save_text(const struct policy *P, size_t *len)
+{
+	struct textbuf	  b;
+	struct grant	**v;
+	size_t		  i, n;
+	int		  first = 1;
+
+	/* About what a container takes, so that few saves grow it. */
+	b.size = 256 * (strmap_count(P->ctrs) + strmap_count(P->claims) + 1);
+	b.p = xmalloc(b.size);
+	b.len = 0;
+
+	tb_lit(&b, "{\"version\":");
+	tb_int(&b, STATE_VERSION);
+	tb_lit(&b, ",\"grants\":{");
+	v = policy_sorted(P->ctrs, &n);
+	for (i = 0; i < n; i++) {
+		if (!first)
+			tb_lit(&b, ",");
+		first = 0;
+		tb_str(&b, v[i]->key);
+		tb_lit(&b, ":");
+		tb_container(&b, v[i]);
+	}
+	free(v);
+	v = policy_sorted(P->claims, &n);
+	for (i = 0; i < n; i++) {
+		if (!first)
+			tb_lit(&b, ",");
+		first = 0;
+		tb_lit(&b, "\"" CLAIM_KEY_PREFIX);
+		tb_esc(&b, v[i]->key);
+		tb_lit(&b, "\":{\"kind\":\"claim\",\"cpus\":");
+		tb_cpuset(&b, &v[i]->exclusive);
+		tb_lit(&b, ",\"pool\":");
+		tb_str(&b, v[i]->pool->name);
+		tb_lit(&b, "}");
+	}
+	free(v);
+	tb_lit(&b, "}}\n");
+	tb_reserve(&b, 1);
+	b.p[b.len] = '\0';
+	if (len != NULL)
+		*len = b.len;
+	return (b.p);
 }
 
 /* Reading: every field checked, every error naming the grant. */
@@ -290,7 +588,7 @@ policy_restore(const struct topology *t, const struct config *cfg,
 
 	/* Claims first: their CPUs cannot move. */
 	json_object_foreach(grants, key, o) {
-		if (strncmp(key, CLAIM_PREFIX, strlen(CLAIM_PREFIX)) != 0)
+		if (strncmp(key, CLAIM_KEY_PREFIX, CLAIM_KEY_PLEN) != 0)
 			continue;
 		if (json_unpack_ex(o, &err, JSON_STRICT, "{s:s, s:s, s:s}",
 		    "kind", &kind, "cpus", &set, "pool", &pool) != 0 ||
@@ -299,19 +597,19 @@ policy_restore(const struct topology *t, const struct config *cfg,
 			goto fail;
 		}
 		if ((rc = request_check_id("claim UID", key +
-		    strlen(CLAIM_PREFIX), cause)) != 0 ||
+		    CLAIM_KEY_PLEN, cause)) != 0 ||
 		    (rc = parse_cpus(key, set, &cpus, cause)) != 0)
 			goto fail;
 		if (cpuset_empty(&cpus)) {
 			rc = bad(cause, key, "a claim without CPUs");
 			goto fail;
 		}
-		if ((rc = claim_reinstate(N, key + strlen(CLAIM_PREFIX), &cpus,
+		if ((rc = claim_reinstate(N, key + CLAIM_KEY_PLEN, &cpus,
 		    cause)) != 0)
 			goto fail;
 	}
 	json_object_foreach(grants, key, o) {
-		if (strncmp(key, CLAIM_PREFIX, strlen(CLAIM_PREFIX)) == 0)
+		if (strncmp(key, CLAIM_KEY_PREFIX, CLAIM_KEY_PLEN) == 0)
 			continue;
 		if ((rc = request_check_id("container id", key, cause)) != 0)
 			goto fail;

@@ -82,11 +82,12 @@ server_check_config(const struct server_opts *o, char **cause)
 static int
 save_state(struct server *srv, char **cause)
 {
-	json_t	*doc = policy_save(srv->policy);
+	size_t	 len;
+	char	*text = policy_save_text(srv->policy, &len);
 	int	 rc;
 
-	rc = statefile_write(srv->opts.state_dir, doc, cause);
-	json_decref(doc);
+	rc = statefile_write_text(srv->opts.state_dir, text, len, cause);
+	free(text);
 	if (rc != 0)
 		metrics_inc("errors", "kind", "state_write");
 	return (rc);

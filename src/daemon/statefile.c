@@ -57,11 +57,31 @@ statefile_check_dir(const char *dir, char **cause)
 	return (0);
 }
 
+/* The file is the document and a newline; only a text without one is
+ * copied to add it. */
+static int
+sf_write_state(const char *dir, const char *text, size_t len, char **cause)
+{
+	char	*data;
+	int	 rc;
+
+	if (len > 0 && text[len - 1] == '\n')
+		return (atomicfile_replace(dir, STATEFILE_NAME, text, len, 0600,
+		    1, cause));
+	data = xmalloc(len + 1);
+	memcpy(data, text, len);
+	data[len] = '\n';
+	rc = atomicfile_replace(dir, STATEFILE_NAME, data, len + 1, 0600, 1,
+	    cause);
+	free(data);
+	return (rc);
+}
+
 int
 statefile_write(const char *dir, json_t *doc, char **cause)
 {
 	json_t	*v;
-	char	*text, *data;
+	char	*text;
 	int	 rc;
 
 	v = json_object_get(doc, "version");
@@ -73,12 +93,28 @@ statefile_write(const char *dir, json_t *doc, char **cause)
 	if ((text = json_dumps(doc, JSON_COMPACT)) == NULL)
 		return (atomicfile_error(cause, EINVAL, "%s/%s: the document cannot "
 		    "be encoded", dir, STATEFILE_NAME));
-	xasprintf(&data, "%s\n", text);
+	rc = sf_write_state(dir, text, strlen(text), cause);
 	free(text);
-	rc = atomicfile_replace(dir, STATEFILE_NAME, data, strlen(data), 0600, 1,
-	    cause);
-	free(data);
 	return (rc);
+}
+
+int
+statefile_write_text(const char *dir, const char *text, size_t len,
+    char **cause)
+{
+	char	prefix[32];
+	int	n;
+
+	/* The writer puts "version" first: checking costs no parse. */
+	n = snprintf(prefix, sizeof prefix, "{\"version\":%d",
+	    STATEFILE_VERSION);
+	if (text == NULL || len <= (size_t)n ||
+	    memcmp(text, prefix, (size_t)n) != 0 ||
+	    (text[n] != ',' && text[n] != '}'))
+		return (atomicfile_error(cause, EINVAL, "%s/%s: refusing to save a "
+		    "document without \"version\": %d", dir, STATEFILE_NAME,
+		    STATEFILE_VERSION));
+	return (sf_write_state(dir, text, len, cause));
 }
 
 /* rename() that fails with EEXIST instead of replacing the target. */

@@ -39,6 +39,14 @@ int	statefile_check_dir(const char *dir, char **cause);
  * as it was and the temporary one removed.
  */
 int	statefile_write(const char *dir, json_t *doc, char **cause);
+/*
+ * The same for a document already written as compact JSON text (len
+ * bytes, borrowed), such as policy_save_text gives: it must open with
+ * {"version":1 and is not parsed again. A newline is added unless the
+ * text ends with one.
+ */
+int	statefile_write_text(const char *dir, const char *text, size_t len,
+	    char **cause);
 
 /*
  * Reads <dir>/state.json into *doc (a new reference). An absent file gives

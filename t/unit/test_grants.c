@@ -9,6 +9,7 @@
 #include "autoconf.h"
 
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -373,4 +374,436 @@ Test(grants, bad_state_documents)
 	    "\"claim\",\"cpus\":\"1\",\"pool\":\"root\"}}}", "can't reserve");
 	restore_refused("{\"version\":1,\"grants\":{\"c\":{\"kind\":"
 	    "\"container\"}}}", "malformed");
+}
+
+/*
+ * The state as text (policy_save_text): it must load, duplicate keys
+ * refused as the state file reader refuses them, to what policy_save
+ * gives, and restore to the same policy. Dumped by jansson, policy_save's
+ * document is the same bytes, which checks key order and escapes too.
+ */
+
+static char *
+check_text(struct policy *P, int identical)
+{
+	json_t		*doc, *ref, *again;
+	json_error_t	 err;
+	struct policy	*R = NULL;
+	char		*text, *dumped, *text2;
+	size_t		 len;
+
+	text = policy_save_text(P, &len);
+	cr_assert_not_null(text);
+	cr_assert_eq(len, strlen(text));
+	cr_assert(len > 0 && text[len - 1] == '\n', "no newline: %s", text);
+	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+	cr_assert_not_null(doc, "%s: %s", err.text, text);
+	ref = policy_save(P);
+	cr_assert(json_equal(doc, ref), "text %s differs from the values",
+	    text);
+	if (identical) {
+		dumped = json_dumps(ref, JSON_COMPACT);
+		cr_assert_eq(strncmp(text, dumped, len - 1), 0,
+		    "\n%s\n%s", text, dumped);
+		cr_assert_eq(strlen(dumped), len - 1);
+		free(dumped);
+	}
+	cr_assert_eq(policy_restore(e.topo, e.cfg, doc, &R, &e.cause), 0,
+	    "%s: %s", e.cause, text);
+	again = policy_save(R);
+	cr_assert(json_equal(again, ref), "restore changed the state");
+	text2 = policy_save_text(R, NULL);
+	cr_assert_str_eq(text2, text);
+	free(text2);
+	json_decref(again);
+	policy_free(R);
+	json_decref(ref);
+	json_decref(doc);
+	return (text);
+}
+
+/* A container with every field given (NULL: absent). */
+static int
+create_full(const char *id, enum qos_class qos, long long req, long long lim,
+    const char *name, const char *pod, const char *ns,
+    const struct policy_kv *ann, int nann, const struct policy_kv *env,
+    int nenv)
+{
+	struct container_spec	s;
+
+	env_reset(&e);
+	memset(&s, 0, sizeof s);
+	s.id = id;
+	s.name = name;
+	s.pod = pod;
+	s.namespace = ns;
+	s.qos = qos;
+	s.cpu_request = req;
+	s.cpu_limit = lim;
+	s.annotations = ann;
+	s.nannotations = nann;
+	s.env = env;
+	s.nenv = nenv;
+	return (policy_create(e.P, &s, &e.fx, &e.cause));
+}
+
+/* Every byte from 1 to 127, then some UTF-8 of two, three and four bytes. */
+static char *
+all_bytes(void)
+{
+	char	*s = xmalloc(160), *p = s;
+	int	 c;
+
+	for (c = 1; c < 128; c++)
+		*p++ = (char)c;
+	strcpy(p, "\xc3\xa9\xe2\x82\xac\xef\xbf\xbf\xf0\x9f\x98\x80/\\u0041");
+	return (s);
+}
+
+Test(grants, state_text_escapes_every_byte)
+{
+	struct policy_kv	 ann[2], env[1];
+	json_t			*doc, *spec;
+	char			*bytes = all_bytes(), *text, *key;
+
+	xasprintf(&key, "x.resource-policy.nri.io/%s", bytes);
+	ann[0].key = key;
+	ann[0].value = bytes;
+	ann[1].key = (char *)"prefer-isolated-cpus.resource-policy.nri.io";
+	ann[1].value = (char *)"\"true\"";
+	env[0].key = (char *)"DRA_CPUSET_\t\"x\"";
+	env[0].value = bytes;
+	cr_assert_eq(create_full("c/<1>'{}", QOS_GUARANTEED, 2000, 2000, bytes,
+	    "pod\\1", "ns\n", ann, 2, env, 1), 0, "%s", e.cause);
+	text = check_text(e.P, 1);
+	/* What the text says, read independently of policy_save. */
+	doc = json_loads(text, 0, NULL);
+	spec = json_object_get(json_object_get(json_object_get(doc, "grants"),
+	    "c/<1>'{}"), "container");
+	cr_assert_str_eq(json_string_value(json_object_get(spec, "name")),
+	    bytes);
+	cr_assert_str_eq(json_string_value(json_object_get(spec, "pod")),
+	    "pod\\1");
+	cr_assert_str_eq(json_string_value(json_object_get(spec, "namespace")),
+	    "ns\n");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    spec, "annotations"), key)), bytes);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    spec, "env"), "DRA_CPUSET_\t\"x\"")), bytes);
+	/* Control characters are escaped: the text is one line. */
+	cr_assert_eq(strchr(text, '\n'), text + strlen(text) - 1);
+	cr_assert_not_null(strstr(text, "\\u0001\\u0002"));
+	cr_assert_not_null(strstr(text, "\\b\\t\\n\\u000B\\f\\r"));
+	json_decref(doc);
+	free(text);
+	free(key);
+	free(bytes);
+}
+
+/*
+ * Protobuf passes strings that are not UTF-8, which JSON cannot hold: the
+ * policy keeps each bad byte as U+FFFD, so both documents carry it and the
+ * state restores to what was held.
+ */
+Test(grants, state_text_not_utf8)
+{
+	struct policy_kv	 ann[2], env[1];
+	json_t			*doc, *spec, *a;
+	char			*text;
+
+	ann[0].key = (char *)"x.resource-policy.nri.io/\xff";
+	ann[0].value = (char *)"\xfe\xc3";
+	/* Overlong; a surrogate. */
+	ann[1].key = (char *)"y.resource-policy.nri.io";
+	ann[1].value = (char *)"\xc0\x80|\xed\xa0\x80|";
+	env[0].key = (char *)"DRA_CPUSET_u";
+	/* Past U+10FFFF; cut short; then good. */
+	env[0].value = (char *)"\xf4\x90\x80\x80|\xe2\x82|\xe2\x82\xac";
+	cr_assert_eq(create_full("bad", QOS_BURSTABLE, 100, -1, "n\xc3(x",
+	    "\x80", "ns\xf8", ann, 2, env, 1), 0, "%s", e.cause);
+	text = check_text(e.P, 1);
+	doc = json_loads(text, 0, NULL);
+	spec = json_object_get(json_object_get(json_object_get(doc, "grants"),
+	    "bad"), "container");
+	cr_assert_str_eq(json_string_value(json_object_get(spec, "name")),
+	    "n\xef\xbf\xbd(x");
+	cr_assert_str_eq(json_string_value(json_object_get(spec, "pod")),
+	    "\xef\xbf\xbd");
+	cr_assert_str_eq(json_string_value(json_object_get(spec, "namespace")),
+	    "ns\xef\xbf\xbd");
+	a = json_object_get(spec, "annotations");
+	cr_assert_eq(json_object_size(a), 2);
+	cr_assert_str_eq(json_string_value(json_object_get(a,
+	    "x.resource-policy.nri.io/\xef\xbf\xbd")), "\xef\xbf\xbd\xef\xbf\xbd");
+	cr_assert_str_eq(json_string_value(json_object_get(a,
+	    "y.resource-policy.nri.io")), "\xef\xbf\xbd\xef\xbf\xbd|"
+	    "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    spec, "env"), "DRA_CPUSET_u")), "\xef\xbf\xbd\xef\xbf\xbd"
+	    "\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd|\xe2\x82\xac");
+	json_decref(doc);
+	free(text);
+}
+
+/* A key given twice keeps its last value and is written once. */
+Test(grants, state_text_duplicate_keys)
+{
+	struct policy_kv	 ann[3], env[3];
+	json_t			*doc, *spec;
+	char			*text;
+
+	ann[0].key = (char *)"a.resource-policy.nri.io";
+	ann[0].value = (char *)"first";
+	ann[1].key = (char *)"b.resource-policy.nri.io";
+	ann[1].value = (char *)"b";
+	ann[2].key = (char *)"a.resource-policy.nri.io";
+	ann[2].value = (char *)"last";
+	env[0].key = (char *)"DRA_CPUSET_x";
+	env[0].value = (char *)"1";
+	env[1].key = (char *)"DRA_CPUSET_x";
+	env[1].value = (char *)"2";
+	env[2].key = (char *)"DRA_CPUSET_x";
+	env[2].value = (char *)"3";
+	cr_assert_eq(create_full("dup", QOS_BESTEFFORT, -1, -1, NULL, NULL,
+	    NULL, ann, 3, env, 3), 0, "%s", e.cause);
+	text = check_text(e.P, 1);
+	doc = json_loads(text, 0, NULL);
+	spec = json_object_get(json_object_get(json_object_get(doc, "grants"),
+	    "dup"), "container");
+	cr_assert_eq(json_object_size(json_object_get(spec, "annotations")), 2);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    spec, "annotations"), "a.resource-policy.nri.io")), "last");
+	cr_assert_eq(json_object_size(json_object_get(spec, "env")), 1);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    spec, "env"), "DRA_CPUSET_x")), "3");
+	cr_assert_null(json_object_get(spec, "name"));
+	json_decref(doc);
+	free(text);
+}
+
+/* Claims, claim-pinned containers and fallbacks, by hand. */
+Test(grants, state_text_every_kind)
+{
+	struct container_spec	 specs[3];
+	struct policy_kv	 env[1];
+	char			*text, *cpus, *kv;
+	json_t			*doc, *g;
+
+	text = check_text(e.P, 1);
+	cr_assert_str_eq(text, "{\"version\":1,\"grants\":{}}\n");
+	free(text);
+	cr_assert_eq(env_claim(&e, "k1", "cpudevnuma001=2"), 0, "%s", e.cause);
+	cr_assert_eq(env_claim(&e, "k2", "cpudevnuma000=2,cpudevnuma002=3"), 0,
+	    "%s", e.cause);
+	cpus = cpuset_format(policy_claim_cpus(e.P, "k1"));
+	xasprintf(&kv, "DRA_CPUSET_k1=%s", cpus);
+	create("pinned", "BE", -1, -1, NULL, NULL, kv);
+	create("iso", "G", 1000, 1000, NULL,
+	    "prefer-isolated-cpus.resource-policy.nri.io=true", NULL);
+	create("rsv", "BU", 250, 500, "kube-system", NULL, NULL);
+	create("shared", "G", 1500, 1500, NULL, NULL, NULL);
+
+	/* A sync with one that cannot fit: it falls back to the root pool. */
+	memset(specs, 0, sizeof specs);
+	specs[0].id = "pinned";
+	specs[0].qos = QOS_BESTEFFORT;
+	specs[0].cpu_request = specs[0].cpu_limit = -1;
+	env[0].key = (char *)"DRA_CPUSET_k1";
+	env[0].value = cpus;
+	specs[0].env = env;
+	specs[0].nenv = 1;
+	specs[1].id = "huge";
+	specs[1].qos = QOS_GUARANTEED;
+	specs[1].cpu_request = specs[1].cpu_limit = 500000;
+	specs[2].id = "iso";
+	specs[2].qos = QOS_GUARANTEED;
+	specs[2].cpu_request = specs[2].cpu_limit = 1000;
+	env_reset(&e);
+	cr_assert_eq(policy_sync(e.P, specs, 3, &e.fx, &e.cause), 0, "%s",
+	    e.cause);
+	text = check_text(e.P, 1);
+	doc = json_loads(text, 0, NULL);
+	g = json_object_get(doc, "grants");
+	cr_assert_eq(json_object_size(g), 5);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(g,
+	    "pinned"), "kind")), "claim-pinned");
+	cr_assert_str_eq(json_string_value(json_array_get(json_object_get(
+	    json_object_get(g, "pinned"), "claims"), 0)), "k1");
+	cr_assert(json_is_true(json_object_get(json_object_get(g, "huge"),
+	    "fallback")));
+	cr_assert(json_is_false(json_object_get(json_object_get(g, "iso"),
+	    "fallback")));
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(g,
+	    "claim:k1"), "cpus")), cpus);
+	free(cpus);
+	cpus = cpuset_format(policy_claim_cpus(e.P, "k2"));
+	cr_assert_eq(strlen(cpus) > 2, 1);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(g,
+	    "claim:k2"), "cpus")), cpus);
+	json_decref(doc);
+	free(text);
+	free(kv);
+	free(cpus);
+}
+
+/*
+ * A container id that starts like a claim's key would be read back as a
+ * claim after a restart (and fail it): refused, nothing granted.
+ */
+Test(grants, container_named_like_a_claim_is_refused)
+{
+	char	*before, *after;
+
+	cr_assert_eq(env_claim(&e, "k", "cpudevnuma001=2"), 0, "%s", e.cause);
+	before = policy_save_text(e.P, NULL);
+	cr_assert_eq(env_create(&e, "claim:k", "BE", -1, -1, NULL, NULL,
+	    NULL), -EINVAL);
+	cr_assert(strstr(e.cause, "claim:") != NULL, "%s", e.cause);
+	cr_assert_eq(env_create(&e, "claim:none", "BE", -1, -1, NULL, NULL,
+	    NULL), -EINVAL);
+	after = policy_save_text(e.P, NULL);
+	cr_assert_str_eq(after, before);
+	cr_assert_eq(policy_ncontainers(e.P), 0);
+	free(before);
+	free(after);
+}
+
+/* Names and values the random walk draws from; some need escapes. */
+static const char *walk_names[] = { "a", "b\"q\"", "c\\d", "\xc3\xa9t\xc3\xa9",
+    "tab\there", "\x01\x1f\x7f", "", "sl/ash" };
+static const char *walk_ann[] = {
+	"prefer-isolated-cpus.resource-policy.nri.io=true",
+	"prefer-shared-cpus.resource-policy.nri.io=true",
+	"prefer-shared-cpus.resource-policy.nri.io=false",
+	"hide-hyperthreads.resource-policy.nri.io=1",
+	"prefer-reserved-cpus.resource-policy.nri.io=true",
+	"prefer-cpu-priority.resource-policy.nri.io=high",
+	"note.resource-policy.nri.io=\"x\"\\\n\xe2\x82\xac",
+	"other.example.com=ignored",
+};
+static const long long walk_req[] = { -1, 0, 100, 500, 1000, 1500, 2000,
+    3000 };
+
+static unsigned int
+walk_rand(unsigned int *seed)
+{
+	*seed = *seed * 1103515245 + 12345;
+	return ((*seed >> 16) & 0x7fff);
+}
+
+/*
+ * Many policies: a seeded random walk of creates (every QoS, annotations,
+ * DRA_CPUSET_ environment), updates, removes, claims, releases and syncs
+ * with a container that falls back, each state checked.
+ */
+Test(grants, state_text_random_walk, .timeout = 120)
+{
+	struct policy_kv	 ann[4], env[2];
+	struct container_spec	 specs[64];
+	char			*ids[64], *claims[8], *cpus, *copy, *eq, *text;
+	char			*vals[6];
+	unsigned int		 seed = 20240611;
+	int			 nids = 0, nclaims = 0, step, i, j, op, n;
+	int			 nvals, pinned = 0, fallback = 0, held = 0;
+	int			 escaped = 0;
+
+	for (step = 0; step < 300; step++) {
+		op = walk_rand(&seed) % 10;
+		nvals = 0;
+		if (op < 4 && nids < 64) {
+			n = (int)(walk_rand(&seed) % 4);
+			for (i = 0; i < n; i++) {
+				copy = xstrdup(walk_ann[walk_rand(&seed) % 8]);
+				eq = strchr(copy, '=');
+				*eq = '\0';
+				ann[i].key = copy;
+				ann[i].value = eq + 1;
+				vals[nvals++] = copy;
+			}
+			j = 0;
+			if (nclaims > 0 && walk_rand(&seed) % 3 == 0) {
+				cpus = cpuset_format(policy_claim_cpus(e.P,
+				    claims[walk_rand(&seed) % nclaims]));
+				xasprintf(&env[0].key, "DRA_CPUSET_%s",
+				    claims[walk_rand(&seed) % nclaims]);
+				env[0].value = cpus;
+				vals[nvals++] = env[0].key;
+				vals[nvals++] = cpus;
+				j = 1;
+			}
+			xasprintf(&ids[nids], "c%d-%s", step,
+			    walk_rand(&seed) % 2 ? "x" : "y/z");
+			i = create_full(ids[nids], (enum qos_class)
+			    (walk_rand(&seed) % 3), walk_req[walk_rand(&seed) %
+			    8], walk_req[walk_rand(&seed) % 8],
+			    walk_names[walk_rand(&seed) % 8],
+			    walk_rand(&seed) % 2 ? NULL : "pod-1",
+			    walk_rand(&seed) % 3 ? "default" : "kube-system",
+			    ann, n, env, j);
+			if (i == 0)
+				nids++;
+			else
+				free(ids[nids]);
+		} else if (op == 4 && nids > 0) {
+			i = (int)(walk_rand(&seed) % (unsigned int)nids);
+			env_reset(&e);
+			(void)policy_update(e.P, ids[i],
+			    walk_req[walk_rand(&seed) % 8],
+			    walk_req[walk_rand(&seed) % 8], &e.fx, &e.cause);
+		} else if (op == 5 && nids > 0) {
+			i = (int)(walk_rand(&seed) % (unsigned int)nids);
+			cr_assert_eq(env_remove(&e, ids[i]), 0);
+			free(ids[i]);
+			ids[i] = ids[--nids];
+		} else if (op == 6 && nclaims < 8) {
+			xasprintf(&claims[nclaims], "u%d", step);
+			xasprintf(&copy, "cpudevnuma%03u=%u",
+			    walk_rand(&seed) % 4, 1 + walk_rand(&seed) % 3);
+			if (env_claim(&e, claims[nclaims], copy) == 0)
+				nclaims++;
+			else
+				free(claims[nclaims]);
+			free(copy);
+		} else if (op == 7 && nclaims > 0) {
+			i = (int)(walk_rand(&seed) % (unsigned int)nclaims);
+			cr_assert_eq(env_release(&e, claims[i]), 0);
+			free(claims[i]);
+			claims[i] = claims[--nclaims];
+		} else if (op == 8 && nids < 64) {
+			/* The same containers and one that cannot fit. */
+			memset(specs, 0, sizeof specs);
+			for (i = 0; i < nids; i++) {
+				specs[i].id = ids[i];
+				specs[i].qos = QOS_BESTEFFORT;
+				specs[i].cpu_request = specs[i].cpu_limit = -1;
+			}
+			xasprintf(&ids[nids], "huge%d", step);
+			specs[nids].id = ids[nids];
+			specs[nids].qos = QOS_GUARANTEED;
+			specs[nids].cpu_request = 400000;
+			specs[nids].cpu_limit = 400000;
+			env_reset(&e);
+			cr_assert_eq(policy_sync(e.P, specs, nids + 1, &e.fx,
+			    &e.cause), 0, "%s", e.cause);
+			nids++;
+		}
+		for (i = 0; i < nvals; i++)
+			free(vals[i]);
+		text = check_text(e.P, 1);
+		pinned += strstr(text, "\"kind\":\"claim-pinned\"") != NULL;
+		fallback += strstr(text, "\"fallback\":true") != NULL;
+		held += strstr(text, "\"kind\":\"claim\"") != NULL;
+		escaped += strstr(text, "\\u0001\\u001F\x7f") != NULL;
+		free(text);
+	}
+	/* The walk went through every kind of grant. */
+	cr_assert_gt(pinned, 0);
+	cr_assert_gt(fallback, 0);
+	cr_assert_gt(held, 0);
+	cr_assert_gt(escaped, 0);
+	cr_assert_gt(policy_ncontainers(e.P), 5);
+	for (i = 0; i < nids; i++)
+		free(ids[i]);
+	for (i = 0; i < nclaims; i++)
+		free(claims[i]);
 }

@@ -5,7 +5,8 @@
  * are moved aside to state.json.bad-<unixtime> without ever replacing an
  * earlier one (R-STATE-3); a failed write leaves the old file (R-STATE-1);
  * the directory's kind, mode and owner are checked; resources.sh follows
- * R-STATE-4.
+ * R-STATE-4. A document given as text (the policy's own writer) makes the
+ * same file as one given as values.
  */
 #include "autoconf.h"
 
@@ -23,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "policy.h"
 #include "statefile.h"
 #include "testlib.h"
 #include "xmalloc.h"
@@ -568,5 +570,186 @@ Test(statefile, resources_refuse_unsafe_input)
 	}
 	/* Nothing was written anywhere. */
 	testlib_assert_listing(dir, "");
+	free(dir);
+}
+
+/*
+ * statefile_write_text: the text as given plus one newline, the same file
+ * statefile_write makes of the same document, the same refusals and
+ * errors, and the old file kept when it fails.
+ */
+Test(statefile, write_text_is_the_same_file)
+{
+	static const char	 text[] = "{\"version\":1,\"grants\":{\"c1\":"
+	    "{\"cpus\":\"0-3\",\"n\":\"\\u001F\\\"\xc3\xa9\"}}}";
+	json_t			*doc;
+	char			*dir, *other, *path, *cause = NULL, *a, *b;
+	size_t			 alen, blen;
+
+	dir = testlib_tmpdir();
+	other = testlib_tmpdir();
+	cr_assert_eq(statefile_write_text(dir, text, strlen(text), &cause), 0,
+	    "%s", cause);
+	path = join(dir, "state.json");
+	a = testlib_read(path, &alen);
+	cr_assert_eq(alen, strlen(text) + 1);
+	cr_assert_eq(memcmp(a, text, strlen(text)), 0);
+	cr_assert_eq(a[alen - 1], '\n');
+	doc = json_loads(text, 0, NULL);
+	cr_assert_not_null(doc);
+	assert_reads(dir, doc);
+	testlib_assert_listing(dir, "state.json");
+
+	/* statefile_write of the parsed text writes the same bytes. */
+	write_ok(other, doc);
+	free(path);
+	path = join(other, "state.json");
+	b = testlib_read(path, &blen);
+	cr_assert_eq(alen, blen);
+	cr_assert_eq(memcmp(a, b, alen), 0, "%s / %s", a, b);
+	free(a);
+
+	/* A text that has its newline gets no second one. */
+	cr_assert_eq(statefile_write_text(dir, b, blen, &cause), 0, "%s",
+	    cause);
+	free(path);
+	path = join(dir, "state.json");
+	a = testlib_read(path, &alen);
+	cr_assert_eq(alen, blen);
+	cr_assert_eq(memcmp(a, b, alen), 0);
+	json_decref(doc);
+	free(a);
+	free(b);
+	free(path);
+	free(other);
+	free(dir);
+}
+
+static void
+write_text_refused(const char *dir, const char *text, json_t *old)
+{
+	char	*cause = NULL;
+
+	cr_assert_eq(statefile_write_text(dir, text, text ? strlen(text) : 0,
+	    &cause), -EINVAL, "%s written", text);
+	cr_assert_not_null(strstr(cause, "version"), "%s", cause);
+	assert_reads(dir, old);
+	testlib_assert_listing(dir, "state.json");
+	free(cause);
+}
+
+Test(statefile, write_text_refuses_unversioned_text)
+{
+	json_t	*a;
+	char	*dir;
+
+	dir = testlib_tmpdir();
+	a = state_doc("c1", "0-3");
+	write_ok(dir, a);
+	write_text_refused(dir, "{\"grants\":{},\"version\":1}", a);
+	write_text_refused(dir, "{\"version\":10,\"grants\":{}}", a);
+	write_text_refused(dir, "{\"version\":2,\"grants\":{}}", a);
+	write_text_refused(dir, "{\"version\":1", a);
+	write_text_refused(dir, "", a);
+	write_text_refused(dir, NULL, a);
+	json_decref(a);
+	free(dir);
+}
+
+Test(statefile, write_text_errors)
+{
+	struct rlimit	 rl;
+	json_t		*a;
+	char		*dir, *file, *missing, *cause = NULL, *big, *want;
+	size_t		 n;
+
+	dir = testlib_tmpdir();
+	file = join(dir, "plain");
+	testlib_write(file, "x", 1);
+	cr_assert_eq(statefile_write_text(file, "{\"version\":1}", 13,
+	    &cause), -ENOTDIR);
+	cr_assert_not_null(strstr(cause, file), "%s", cause);
+	free(cause);
+	cause = NULL;
+	missing = join(dir, "absent");
+	cr_assert_eq(statefile_write_text(missing, "{\"version\":1}", 13,
+	    &cause), -ENOENT);
+	cr_assert_not_null(strstr(cause, missing), "%s", cause);
+	free(cause);
+	cause = NULL;
+
+	/* A write that fails half way leaves the old file and no other. */
+	free(dir);
+	dir = testlib_tmpdir();
+	a = state_doc("c1", "0-3");
+	write_ok(dir, a);
+	n = 10000;
+	big = xmalloc(n + 1);
+	memset(big, ' ', n);
+	memcpy(big, "{\"version\":1}", 13);
+	big[n] = '\0';
+	cr_assert(signal(SIGXFSZ, SIG_IGN) != SIG_ERR);
+	cr_assert(getrlimit(RLIMIT_FSIZE, &rl) == 0);
+	rl.rlim_cur = 4096;
+	cr_assert(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+	cr_assert_eq(statefile_write_text(dir, big, n, &cause), -EFBIG);
+	want = join(dir, STATEFILE_TMP);
+	cr_assert_not_null(strstr(cause, want), "%s", cause);
+	assert_reads(dir, a);
+	testlib_assert_listing(dir, "state.json");
+	json_decref(a);
+	free(want);
+	free(big);
+	free(cause);
+	free(missing);
+	free(file);
+	free(dir);
+}
+
+/* The daemon's path: a policy's text to the file and back to a policy. */
+Test(statefile, policy_text_through_the_file)
+{
+	struct container_spec	 s;
+	struct policy_kv	 ann[1];
+	struct policy_effects	 fx;
+	struct topology		*t = testlib_machine("server");
+	struct config		*cfg;
+	struct policy		*P, *R;
+	json_t			*doc = NULL, *ref;
+	char			*dir, *cause = NULL, *text, *again;
+	size_t			 len;
+
+	dir = testlib_tmpdir();
+	cr_assert_eq(config_parse("{}", 2, &cfg, &cause), 0, "%s", cause);
+	cr_assert_eq(policy_new(t, cfg, &P, &cause), 0, "%s", cause);
+	policy_effects_init(&fx);
+	memset(&s, 0, sizeof s);
+	s.id = "c1";
+	s.name = "n\"\\\x01\xff";
+	s.qos = QOS_GUARANTEED;
+	s.cpu_request = s.cpu_limit = 2000;
+	ann[0].key = (char *)"x.resource-policy.nri.io";
+	ann[0].value = (char *)"\t\xc3\xa9";
+	s.annotations = ann;
+	s.nannotations = 1;
+	cr_assert_eq(policy_create(P, &s, &fx, &cause), 0, "%s", cause);
+	text = policy_save_text(P, &len);
+	cr_assert_eq(statefile_write_text(dir, text, len, &cause), 0, "%s",
+	    cause);
+	cr_assert_eq(statefile_read(dir, &doc, &cause), 0, "%s", cause);
+	ref = policy_save(P);
+	cr_assert(json_equal(doc, ref));
+	cr_assert_eq(policy_restore(t, cfg, doc, &R, &cause), 0, "%s", cause);
+	again = policy_save_text(R, NULL);
+	cr_assert_str_eq(again, text);
+	free(again);
+	free(text);
+	json_decref(ref);
+	json_decref(doc);
+	policy_free(R);
+	policy_effects_clear(&fx);
+	policy_free(P);
+	config_free(cfg);
+	topology_free(t);
 	free(dir);
 }
