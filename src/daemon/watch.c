@@ -27,6 +27,13 @@
 /* Larger files are not compared, only reloaded. */
 #define WATCH_SNAPSHOT_MAX	(1024 * 1024)
 
+/*
+ * A ConfigMap mounted in a pod: the file is a symlink through ..data,
+ * which the kubelet swaps by renaming a new symlink over it; the file's
+ * own name sees no event.
+ */
+#define WATCH_K8S_DATA	"..data"
+
 /* What changes the file's content or its presence under its name. */
 #define WATCH_MASK	(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | \
 			    IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR)
@@ -128,7 +135,8 @@ watch_read(evutil_socket_t fd, short what, void *arg)
 				continue;
 			}
 			if (ev->wd != w->wd || ev->len == 0 ||
-			    strcmp(ev->name, w->name) != 0)
+			    (strcmp(ev->name, w->name) != 0 &&
+			    strcmp(ev->name, WATCH_K8S_DATA) != 0))
 				continue;
 			log_debug("config file %s: event 0x%x", w->name,
 			    (unsigned)ev->mask);

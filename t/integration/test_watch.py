@@ -104,6 +104,37 @@ def test_rename_over_the_file_reloads():
         finish(d)
 
 
+def test_configmap_symlink_swap_reloads():
+    """A ConfigMap volume: config.json -> ..data/config.json, ..data ->
+    a timestamped folder, updated by renaming a new ..data symlink."""
+    d = Daemon(args=ARGS)
+    folder = os.path.dirname(d.config_path)
+
+    def version(name, doc):
+        os.mkdir(os.path.join(folder, name))
+        with open(os.path.join(folder, name, "config.json"), "w") as f:
+            f.write(json.dumps(doc))
+        tmp = os.path.join(folder, "..data_tmp")
+        os.symlink(name, tmp)
+        os.rename(tmp, os.path.join(folder, "..data"))
+
+    version("..2026_11_29_1", {"pinMemory": True})
+    os.symlink("..data/config.json", d.config_path)
+    with d:
+        d.start()
+        assert config(d)["pinMemory"] is True
+        ns = d.listen_notify()
+        try:
+            version("..2026_11_29_2", {"pinMemory": False})
+            wait_ready(ns)
+        finally:
+            ns.close()
+        st = status(d)
+        assert st["configGeneration"] == 2, st
+        assert config(d)["pinMemory"] is False
+        finish(d)
+
+
 def test_write_in_place_reloads():
     with Daemon(config={}, args=ARGS) as d:
         d.start()
