@@ -20,6 +20,7 @@ import json
 import os
 import re
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -836,6 +837,29 @@ def test_status_and_metrics():
             ("errors", "dra_protocol"): 1,
             ("allocations", "claim"): 1,
             ("releases", "claim"): 1}, grew
+        env.stop()
+
+
+def test_topoawarectl_status_lines():
+    """What an operator reads: registration, slices and the API server."""
+    with Env() as env:
+        env.start()
+        tap.wait_for(lambda: env.status()["dra"]["slices"]["published"],
+                     "the slices published")
+        r = subprocess.run([os.path.join(tap.builddir(), "topoawarectl"),
+                            "--socket", env.d.admin_socket, "status"],
+                           capture_output=True, text=True, timeout=15)
+        assert r.returncode == 0, r.stderr
+        lines = {ln[:19].strip(): ln[20:] for ln in r.stdout.splitlines()}
+        assert lines["DRA"] == "registered", r.stdout
+        # n4c16 with CPU 15 reserved: four NUMA nodes, four devices.
+        assert lines["ResourceSlices"].startswith(
+            "published (generation "), r.stdout
+        assert lines["ResourceSlices"].endswith(", 4 devices)"), r.stdout
+        assert lines["API server"].startswith(env.api.url + ": "), r.stdout
+        assert "0 failed" in lines["API server"], r.stdout
+        assert lines["NRT object"] in ("published", "not published yet"), \
+            r.stdout
         env.stop()
 
 

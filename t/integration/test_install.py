@@ -5,6 +5,7 @@ the DESTDIR binary."""
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 
@@ -55,6 +56,31 @@ def test_example_config_is_valid():
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
     assert "configuration OK" in r.stdout
+
+
+def test_tmpfiles_snippet_makes_every_folder_the_unit_writes():
+    if os.geteuid() != 0:
+        raise tap.Skip("systemd-tmpfiles --root chowns to root")
+    root = os.path.join(tap.tmpdir(), "tmpfiles-root")
+    os.mkdir(root)
+    r = subprocess.run(["systemd-tmpfiles", "--create", "--root", root,
+                        find("topoaware.conf")],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    want = {"var/lib/topoaware": 0o700, "run/topoaware": 0o700,
+            "run/cdi": 0o755, "var/lib/kubelet/plugins": 0o750,
+            "var/lib/kubelet/plugins_registry": 0o750}
+    for path, mode in want.items():
+        st = os.stat(os.path.join(root, path))
+        assert stat.S_ISDIR(st.st_mode), path
+        assert stat.S_IMODE(st.st_mode) == mode, (path, oct(st.st_mode))
+    # Every folder the unit may write is made, so none is left out of
+    # its read-only file system.
+    rw = [line.split("=", 1)[1].split() for line in unit_text().splitlines()
+          if line.startswith("ReadWritePaths=")][0]
+    for path in rw:
+        path = path.lstrip("-").lstrip("/").replace("var/run/", "run/")
+        assert os.path.isdir(os.path.join(root, path)), path
 
 
 def unit_text():
