@@ -4,6 +4,7 @@
  */
 #include "autoconf.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -227,6 +228,9 @@ main(int argc, char **argv)
 	if (o.node_name == NULL || *o.node_name == '\0') {
 		if (gethostname(host, sizeof host - 1) != 0)
 			strcpy(host, "localhost");
+		/* As the kubelet names its node from the host name. */
+		for (i = 0; host[i] != '\0'; i++)
+			host[i] = (char)tolower((unsigned char)host[i]);
 		o.node_name = host;
 	}
 

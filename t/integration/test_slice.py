@@ -16,6 +16,7 @@ count and whether its cores have two threads."""
 
 import json
 import os
+import shutil
 import sys
 import time
 
@@ -300,6 +301,41 @@ def stale(name, gen, devices, driver=DRIVER, node=NODE):
                      "pool": {"name": node, "generation": gen,
                               "resourceSliceCount": 2},
                      "devices": devices}}
+
+
+class HostnameDaemon(Daemon):
+    """The daemon in a UTS namespace of its own with this host name and
+    no --node-name, so that it names the node as the kubelet would."""
+
+    hostname = "Node-A.Example"
+
+    def command(self):
+        cmd = super().command()
+        i = cmd.index("--node-name")
+        del cmd[i:i + 2]
+        return ["unshare", "--uts", "sh", "-c",
+                'hostname "$0" && exec "$@"', self.hostname] + cmd
+
+
+def test_default_node_name_is_the_lower_case_host_name():
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        raise tap.Skip("a UTS namespace needs root and unshare")
+    node = HostnameDaemon.hostname.lower()
+    with FakeApiServer().start() as api:
+        api.set_node(node, NODE_UID)
+        folder = tap.tmpdir()
+        d = HostnameDaemon(config=config((0, 1)), folder=folder,
+                           args=["--kubeconfig", api.kubeconfig(folder)] +
+                           API_ARGS,
+                           env={"NODE_NAME": ""})
+        with d:
+            d.start()
+            wait_for("the slice", lambda: api.slices, d=d)
+            with api.lock:
+                specs = [o["spec"] for o in api.slices.values()]
+            assert [sp["nodeName"] for sp in specs] == [node], specs
+            assert specs[0]["pool"]["name"] == node, specs
+            d.finish()
 
 
 def test_previous_slices_taken_over():
