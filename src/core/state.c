@@ -123,8 +123,7 @@ policy_save(const struct policy *P)
 /*
  * The same document as text, written into one growing buffer. It matches
  * json_dumps(policy_save(P), JSON_COMPACT) byte for byte, key order and
- * escapes included, except that an id written twice (a container named
- * like a claim's key) appears once, as the claim.
+ * escapes included.
  */
 
 struct textbuf {
@@ -227,27 +226,14 @@ tb_str(struct textbuf *b, const char *s)
 	tb_lit(b, "\"");
 }
 
-/* A cpuset in list form, as a JSON string; cpuset_format without a copy. */
+/* A cpuset in list form, as a JSON string. */
 static void
 tb_cpuset(struct textbuf *b, const struct cpuset *s)
 {
-	int	lo, hi, next, first = 1;
+	char	*list = cpuset_format(s);
 
-	tb_lit(b, "\"");
-	for (lo = cpuset_first(s); lo >= 0; lo = next) {
-		hi = lo;
-		while ((next = cpuset_next(s, hi)) == hi + 1)
-			hi = next;
-		if (!first)
-			tb_lit(b, ",");
-		first = 0;
-		tb_int(b, lo);
-		if (hi != lo) {
-			tb_lit(b, "-");
-			tb_int(b, hi);
-		}
-	}
-	tb_lit(b, "\"");
+	tb_str(b, list);
+	free(list);
 }
 
 /*

@@ -635,3 +635,27 @@ kube_status(const struct kube *k)
 	    "failures", (json_int_t)k->nfailures,
 	    "lastError", k->last_error));
 }
+
+char *
+kube_escape(const char *s)
+{
+	static const char	 hex[] = "0123456789ABCDEF";
+	char			*out, *p;
+	unsigned char		 c;
+
+	out = p = xmalloc(strlen(s) * 3 + 1);
+	for (; *s != '\0'; s++) {
+		c = (unsigned char)*s;
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+		    c == '_' || c == '~')
+			*p++ = (char)c;
+		else {
+			*p++ = '%';
+			*p++ = hex[c >> 4];
+			*p++ = hex[c & 15];
+		}
+	}
+	*p = '\0';
+	return (out);
+}

@@ -41,6 +41,9 @@ void	kube_free(struct kube *);	/* pending callbacks are not called */
 struct kube_request *kube_request(struct kube *, const char *method,
 	    const char *path, json_t *body, kube_cb, void *arg);
 void	kube_cancel(struct kube_request *);
+/* s percent-encoded for one path segment or query value: all but RFC
+ * 3986's unreserved characters (caller frees). */
+char	*kube_escape(const char *);
 
 /* {"server","requests","failures","lastError"} for status. */
 json_t	*kube_status(const struct kube *);

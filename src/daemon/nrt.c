@@ -294,13 +294,15 @@ nrt_new(struct event_base *base, struct kube *kube, const char *node,
     int debounce_ms, nrt_content_cb content, void *arg)
 {
 	struct nrt	*n;
+	char		*esc;
 
 	n = xcalloc(1, sizeof *n);
 	n->base = base;
 	n->kube = kube;
 	n->node = xstrdup(node);
-	/* A node name is a DNS subdomain: nothing in it needs escaping. */
-	xasprintf(&n->path, "%s/%s", NRT_PATH, node);
+	esc = kube_escape(node);
+	xasprintf(&n->path, "%s/%s", NRT_PATH, esc);
+	free(esc);
 	n->debounce_ms = debounce_ms < 0 ? 0 : debounce_ms;
 	n->content = content;
 	n->arg = arg;

@@ -506,10 +506,8 @@ int
 server_sync(struct server *srv, const struct container_spec *specs, int n,
     struct policy_effects *fx, char **cause)
 {
-	int	rc;
-
 	char	*why = NULL;
-	int	 gone;
+	int	 rc, gone;
 
 	if ((rc = policy_sync(srv->policy, specs, n, fx, cause)) != 0) {
 		refused(srv, "sync", *cause);

@@ -113,31 +113,6 @@ slice_copy_devs(const struct dradev *devs, int n)
 	return (out);
 }
 
-/* Percent-encodes everything but RFC 3986's unreserved characters. */
-static char *
-slice_escape(const char *s)
-{
-	static const char	 hex[] = "0123456789ABCDEF";
-	char			*out, *p;
-	unsigned char		 c;
-
-	out = p = xmalloc(strlen(s) * 3 + 1);
-	for (; *s != '\0'; s++) {
-		c = (unsigned char)*s;
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-		    c == '_' || c == '~')
-			*p++ = (char)c;
-		else {
-			*p++ = '%';
-			*p++ = hex[c >> 4];
-			*p++ = hex[c & 15];
-		}
-	}
-	*p = '\0';
-	return (out);
-}
-
 static void
 slice_arm(struct slice *s, int ms)
 {
@@ -287,7 +262,7 @@ slice_start(struct slice *s)
 	s->conflicts = 0;
 	if (s->node_uid == NULL) {
 		s->step = SLICE_NODE;
-		node = slice_escape(s->node);
+		node = kube_escape(s->node);
 		xasprintf(&path, "/api/v1/nodes/%s", node);
 		slice_call(s, "GET", path, NULL, slice_node_cb);
 		free(path);
@@ -354,7 +329,7 @@ slice_add_op(struct slice *s, const char *method, const char *name,
 	char	*esc = NULL, *path;
 
 	if (name != NULL) {
-		esc = slice_escape(name);
+		esc = kube_escape(name);
 		xasprintf(&path, "%s/%s", SLICE_PATH, esc);
 	} else
 		path = xstrdup(SLICE_PATH);
@@ -546,8 +521,8 @@ slice_list(struct slice *s)
 	json_decref(s->ops);
 	s->ops = NULL;
 	s->next_op = 0;
-	node = slice_escape(s->node);
-	driver = slice_escape(s->driver);
+	node = kube_escape(s->node);
+	driver = kube_escape(s->driver);
 	/* The selector's own "=" and "," are escaped too. */
 	xasprintf(&path, "%s?fieldSelector=spec.nodeName%%3D%s%%2C"
 	    "spec.driver%%3D%s", SLICE_PATH, node, driver);
