@@ -83,8 +83,8 @@ class Env(DraEnv):
     """The daemon on n4c16 with a runtime, a fake API server and a
     kubelet, torn down together. A restart brings a new runtime."""
 
-    def restart(self):
-        return super().restart(new_runtime=True)
+    def restart(self, while_down=None):
+        return super().restart(while_down=while_down, new_runtime=True)
 
     def prepare_ok(self, claims, version="v1"):
         """Prepare; every claim must succeed. {uid: CPUs} from the CDI
@@ -392,6 +392,34 @@ def test_claims_survive_restart():
         assert env.k.unprepare([c]) == {c.uid: ""}
         assert not os.path.exists(kubelet.cdi_path(env.cdi_dir, c.uid))
         assert env.status()["dra"]["prepared"] == 1
+        env.stop()
+
+
+def test_specs_of_claims_not_held_removed_at_start():
+    """A spec left by a release whose removal never happened (a crash, a
+    full disk) names CPUs nobody holds: it goes at the next start. The
+    spec of a held claim and other drivers' files stay."""
+    with Env() as env:
+        env.start()
+        c = env.claim([result(dev(1), 1)])
+        env.prepare_ok([c])
+        held = kubelet.cdi_path(env.cdi_dir, c.uid)
+        with open(held) as f:
+            spec = f.read()
+        gone = new_uid()
+        other = kubelet.cdi_path(env.cdi_dir, gone, driver="gpu.example.com")
+
+        def leave_specs():
+            with open(kubelet.cdi_path(env.cdi_dir, gone), "w") as f:
+                f.write(spec.replace(c.uid, gone))
+            with open(other, "w") as f:
+                f.write("{}")
+        env.restart(while_down=leave_specs)
+        assert not os.path.exists(kubelet.cdi_path(env.cdi_dir, gone))
+        with open(held) as f:
+            assert f.read() == spec
+        assert os.path.exists(other)
+        assert "removed the CDI spec of claim %s" % gone in env.d.output()
         env.stop()
 
 

@@ -81,8 +81,8 @@ class DraEnv(ApiEnv):
         else:
             self.rt.drop()
             assert self.d.stop() == 0, self.d.output()
-            if while_down is not None:
-                while_down()
+        if while_down is not None:
+            while_down()
         self.k = Kubelet(self.kdir)
         return self.start()
 
