@@ -393,8 +393,9 @@ sysfs_cpu(struct sysfs *s, const char *base, int id, char **cause)
 	optional = !info.online;
 	info.package = info.die = info.core = -1;
 	CPU_PATH("topology/physical_package_id");
+	/* Absent is fine only where optional; else the cause says so. */
 	rc = sysfs_read_int(path, &info.package, optional, cause);
-	if (rc != 0 && rc != -ENOENT)
+	if (rc != 0 && (rc != -ENOENT || !optional))
 		goto out;
 	CPU_PATH("topology/die_id");
 	rc = sysfs_read_int(path, &info.die, 1, cause);
@@ -402,7 +403,7 @@ sysfs_cpu(struct sysfs *s, const char *base, int id, char **cause)
 		goto out;
 	CPU_PATH("topology/core_id");
 	rc = sysfs_read_int(path, &info.core, optional, cause);
-	if (rc != 0 && rc != -ENOENT)
+	if (rc != 0 && (rc != -ENOENT || !optional))
 		goto out;
 	/* Some platforms say -1 for "no such level": one of them. */
 	if (info.package < 0)
