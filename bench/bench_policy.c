@@ -138,7 +138,7 @@ claim_one(struct policy *P, const char *uid, int node, const char *cpus,
 	r.device = dev;
 	r.cpu = cpus;
 	policy_effects_init(&fx);
-	rc = policy_claim(P, uid, &r, 1, &fx, cause);
+	rc = policy_claim(P, uid, &r, 1, NULL, &fx, cause);
 	policy_effects_clear(&fx);
 	return (rc);
 }

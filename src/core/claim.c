@@ -16,6 +16,9 @@
 #include "quantity.h"
 #include "xmalloc.h"
 
+/* A claim UID becomes a state key, a file name and CDI device names. */
+#define CLAIM_UID_MAX	128
+
 struct claim_req {
 	const struct dradev	*dev;
 	int			 cpus;
@@ -158,6 +161,161 @@ claim_edits(const char *uid, const struct cpuset *cpus, int n,
 	free(set);
 }
 
+/*
+ * The one rule for claim UIDs, from the kubelet and from the saved state
+ * alike: 1 to CLAIM_UID_MAX letters, digits, '-', '_', '.' and ':', not
+ * ".", no "..", so that no UID can reach outside a folder.
+ */
+int
+claim_check_uid(const char *uid, char **cause)
+{
+	const char	*p;
+	size_t		 len;
+
+	len = uid == NULL ? 0 : strlen(uid);
+	if (len == 0 || len > CLAIM_UID_MAX || strcmp(uid, ".") == 0 ||
+	    strstr(uid, "..") != NULL)
+		goto bad;
+	for (p = uid; *p != '\0'; p++) {
+		if ((*p < 'a' || *p > 'z') && (*p < 'A' || *p > 'Z') &&
+		    (*p < '0' || *p > '9') && *p != '-' && *p != '_' &&
+		    *p != '.' && *p != ':')
+			goto bad;
+	}
+	return (0);
+bad:
+	if (cause == NULL)
+		return (-EINVAL);
+	if (uid != NULL && request_check_id("", uid, NULL) == 0)
+		xasprintf(cause, "claim UID \"%.*s\" is not 1 to %d letters, "
+		    "digits, -, _, . and :, or is \".\" or holds \"..\"", 80,
+		    uid, CLAIM_UID_MAX);
+	else
+		xasprintf(cause, "claim UID is not 1 to %d letters, digits, "
+		    "-, _, . and :", CLAIM_UID_MAX);
+	return (-EINVAL);
+}
+
+static void
+strv_free(char **v, int n)
+{
+	int	i;
+
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Replaces what g knows of its consumers with m (NULL: unknown). */
+void
+claim_set_meta(struct grant *g, const struct claim_meta *m)
+{
+	int	i;
+
+	free(g->claim_ns);
+	free(g->claim_name);
+	strv_free(g->consumers, g->nconsumers);
+	g->claim_ns = g->claim_name = NULL;
+	g->consumers = NULL;
+	g->nconsumers = 0;
+	g->consumers_known = 0;
+	if (m == NULL)
+		return;
+	g->claim_ns = m->ns != NULL ? xstrdup(m->ns) : NULL;
+	g->claim_name = m->name != NULL ? xstrdup(m->name) : NULL;
+	if (!m->known)
+		return;
+	g->consumers_known = 1;
+	g->consumers = xcalloc((size_t)m->npods + 1, sizeof *g->consumers);
+	for (i = 0; i < m->npods && i < POLICY_MAX_CONSUMERS; i++)
+		g->consumers[g->nconsumers++] = xstrdup(m->pods[i]);
+}
+
+void
+claim_copy_meta(struct grant *dst, const struct grant *src)
+{
+	struct claim_meta	m;
+
+	m.ns = src->claim_ns;
+	m.name = src->claim_name;
+	m.pods = (const char *const *)src->consumers;
+	m.npods = src->nconsumers;
+	m.known = src->consumers_known;
+	claim_set_meta(dst, &m);
+}
+
+/* At most POLICY_MAX_CONSUMERS entries: a scan is cheap. */
+int
+claim_has_consumer(const struct grant *g, const char *pod_uid)
+{
+	int	i;
+
+	if (pod_uid == NULL)
+		return (0);
+	for (i = 0; i < g->nconsumers; i++)
+		if (strcmp(g->consumers[i], pod_uid) == 0)
+			return (1);
+	return (0);
+}
+
+/*
+ * Remembers that container id waits for claim g's consumers to be read
+ * again. Entries of containers gone are dropped first; when it is still
+ * full the oldest goes: a hint lost only delays a pinning until the
+ * container is created again.
+ */
+void
+claim_wait(struct policy *P, struct grant *g, const char *id)
+{
+	int	i, k;
+
+	for (i = 0; i < g->nwaiting; i++)
+		if (strcmp(g->waiting[i], id) == 0)
+			return;
+	if (g->nwaiting >= POLICY_MAX_WAITING) {
+		for (i = k = 0; i < g->nwaiting; i++) {
+			if (strmap_get(P->ctrs, g->waiting[i]) == NULL)
+				free(g->waiting[i]);
+			else
+				g->waiting[k++] = g->waiting[i];
+		}
+		g->nwaiting = k;
+	}
+	if (g->nwaiting >= POLICY_MAX_WAITING) {
+		free(g->waiting[0]);
+		memmove(g->waiting, g->waiting + 1,
+		    (size_t)(g->nwaiting - 1) * sizeof *g->waiting);
+		g->nwaiting--;
+	}
+	if (g->waiting == NULL)
+		g->waiting = xcalloc(POLICY_MAX_WAITING, sizeof *g->waiting);
+	g->waiting[g->nwaiting++] = xstrdup(id);
+}
+
+/* A container goes: out of the waiting lists of the claims it names. */
+void
+claim_unwait(struct policy *P, const struct grant *c)
+{
+	struct grant	*g;
+	const char	*uid;
+	int		 i, j;
+
+	for (i = 0; i < c->spec.nenv; i++) {
+		uid = c->spec.env[i].key + strlen(DRA_ENV_PREFIX);
+		if ((g = strmap_get(P->claims, uid)) == NULL)
+			continue;
+		for (j = 0; j < g->nwaiting; j++) {
+			if (strcmp(g->waiting[j], c->key) != 0)
+				continue;
+			free(g->waiting[j]);
+			memmove(g->waiting + j, g->waiting + j + 1,
+			    (size_t)(g->nwaiting - j - 1) * sizeof *g->waiting);
+			g->nwaiting--;
+			break;
+		}
+	}
+}
+
 int
 claim_reinstate(struct policy *P, const char *uid, const struct cpuset *cpus,
     char **cause)
@@ -179,9 +337,31 @@ claim_reinstate(struct policy *P, const char *uid, const struct cpuset *cpus,
 	return (0);
 }
 
+/* The consumers from the API: bounded, each a plain id. */
+static int
+check_meta(const struct claim_meta *m, char **cause)
+{
+	int	i;
+
+	if (m == NULL || !m->known)
+		return (0);
+	if (m->npods < 0 || m->npods > POLICY_MAX_CONSUMERS ||
+	    (m->npods > 0 && m->pods == NULL)) {
+		xasprintf(cause, "%d consumers, at most %d", m->npods,
+		    POLICY_MAX_CONSUMERS);
+		return (-EINVAL);
+	}
+	for (i = 0; i < m->npods; i++)
+		if (request_check_id("consumer pod UID", m->pods[i],
+		    cause) != 0)
+			return (-EINVAL);
+	return (0);
+}
+
 int
 policy_claim(struct policy *P, const char *uid, const struct claim_result *res,
-    int n, struct policy_effects *fx, char **cause)
+    int n, const struct claim_meta *meta, struct policy_effects *fx,
+    char **cause)
 {
 	struct claim_req	*reqs = NULL;
 	struct grant		*g;
@@ -189,16 +369,21 @@ policy_claim(struct policy *P, const char *uid, const struct claim_result *res,
 	struct cpuset		 pick = CPUSET_INITIALIZER;
 	int			 i, rc;
 
-	if ((rc = request_check_id("claim UID", uid, cause)) != 0)
+	if ((rc = claim_check_uid(uid, cause)) != 0 ||
+	    (rc = check_meta(meta, cause)) != 0)
 		return (rc);
 	reqs = xcalloc(n > 0 ? (size_t)n : 1, sizeof *reqs);
 	if ((rc = claim_requests(P, res, n, reqs, cause)) != 0)
 		goto out;
 
 	if ((g = strmap_get(P->claims, uid)) != NULL) {
-		/* Prepared again: the same CPUs, nothing taken anew. */
-		if ((rc = check_held(&g->exclusive, reqs, n, cause)) == 0)
-			claim_edits(uid, &g->exclusive, n, fx);
+		/* Prepared again: the same CPUs, nothing taken anew; what
+		 * the API says of its consumers now is the truth. */
+		if ((rc = check_held(&g->exclusive, reqs, n, cause)) != 0)
+			goto out;
+		claim_edits(uid, &g->exclusive, n, fx);
+		if (meta != NULL && meta->known)
+			rc = policy_claim_consumers(P, uid, meta, fx, cause);
 		goto out;
 	}
 	if (strmap_count(P->claims) >= POLICY_MAX_CLAIMS) {
@@ -216,6 +401,7 @@ policy_claim(struct policy *P, const char *uid, const struct claim_result *res,
 		/* Say which claim, not twice: claim_reinstate names it. */
 		goto out;
 	}
+	claim_set_meta(strmap_get(P->claims, uid), meta);
 	claim_edits(uid, &all, n, fx);
 	policy_refresh(P, NULL, 0, fx);
 	fx->save = 1;
@@ -289,5 +475,106 @@ policy_release(struct policy *P, const char *uid, struct policy_effects *fx)
 	unpin_containers(P, uid, fx);
 	policy_refresh(P, NULL, 0, fx);
 	fx->save = 1;
+	return (0);
+}
+
+static int
+meta_same(const struct grant *g, const struct claim_meta *m)
+{
+	int	i;
+
+	if (!g->consumers_known || g->nconsumers != m->npods)
+		return (0);
+	if ((g->claim_ns == NULL) != (m->ns == NULL) ||
+	    (g->claim_ns != NULL && strcmp(g->claim_ns, m->ns) != 0) ||
+	    (g->claim_name == NULL) != (m->name == NULL) ||
+	    (g->claim_name != NULL && strcmp(g->claim_name, m->name) != 0))
+		return (0);
+	for (i = 0; i < m->npods; i++)
+		if (strcmp(g->consumers[i], m->pods[i]) != 0)
+			return (0);
+	return (1);
+}
+
+int
+policy_claim_consumers(struct policy *P, const char *uid,
+    const struct claim_meta *meta, struct policy_effects *fx, char **cause)
+{
+	struct grant	 *g, *c;
+	char		**w, *why = NULL;
+	int		  nw, i, rc, moved = 0, changed;
+
+	if ((g = strmap_get(P->claims, uid)) == NULL) {
+		xasprintf(cause, "claim %s is not held", uid);
+		return (-ENOENT);
+	}
+	if (meta == NULL || !meta->known) {
+		xasprintf(cause, "claim %s: no consumers given", uid);
+		return (-EINVAL);
+	}
+	if ((rc = check_meta(meta, cause)) != 0)
+		return (rc);
+	if ((changed = !meta_same(g, meta)))
+		claim_set_meta(g, meta);
+	/* Taken out first: pinning may make others wait on claims. */
+	w = g->waiting;
+	nw = g->nwaiting;
+	g->waiting = NULL;
+	g->nwaiting = 0;
+	for (i = 0; i < nw; i++) {
+		c = strmap_get(P->ctrs, w[i]);
+		if (c != NULL && !claim_has_consumer(g, c->spec.pod_uid)) {
+			claim_wait(P, g, w[i]);
+			continue;
+		}
+		if (c != NULL) {
+			if (policy_repin(P, c, fx, &why) != 0) {
+				policy_warn(fx, "container %s: not pinned to "
+				    "claim %s: %s", w[i], uid, why);
+				free(why);
+				why = NULL;
+			} else
+				moved = 1;
+		}
+	}
+	for (i = 0; i < nw; i++)
+		free(w[i]);
+	free(w);
+	if (moved)
+		policy_refresh(P, NULL, 0, fx);
+	if (changed || moved)
+		fx->save = 1;
+	return (0);
+}
+
+int
+policy_claims_unknown(const struct policy *P, char ***out)
+{
+	struct grant	**v;
+	size_t		  i, n;
+	int		  k = 0;
+
+	*out = NULL;
+	v = policy_sorted(P->claims, &n);
+	for (i = 0; i < n; i++) {
+		if (v[i]->consumers_known)
+			continue;
+		*out = xreallocarray(*out, k + 1, sizeof **out);
+		(*out)[k++] = xstrdup(v[i]->key);
+	}
+	free(v);
+	return (k);
+}
+
+int
+policy_claim_ref(const struct policy *P, const char *uid, const char **ns,
+    const char **name)
+{
+	const struct grant	*g = strmap_get(P->claims, uid);
+
+	if (g == NULL)
+		return (-ENOENT);
+	*ns = g->claim_ns;
+	*name = g->claim_name;
 	return (0);
 }

@@ -104,26 +104,19 @@ claimdoc_parse(json_t *obj, const char *uid, const char *driver,
     const char *pool, struct claimdoc **out, char **cause)
 {
 	struct claimdoc	*doc;
-	const char	*have, *d;
+	const char	*d;
 	json_t		*alloc, *results, *r;
 	size_t		 i;
 	int		 rc;
 
 	*out = NULL;
-	if (!json_is_object(obj)) {
-		xasprintf(cause, "the ResourceClaim is not a JSON object");
-		return (-EINVAL);
-	}
-	have = member_string(json_object_get(obj, "metadata"), "uid");
-	if (have == NULL || strcmp(have, uid) != 0) {
-		xasprintf(cause, "the ResourceClaim has UID %.64s, not %s: it "
-		    "was replaced", have != NULL ? have : "(none)", uid);
-		return (-EINVAL);
-	}
+	if ((rc = claimdoc_parse_consumers(obj, uid, &doc, cause)) != 0)
+		return (rc);
 	alloc = json_object_get(json_object_get(obj, "status"), "allocation");
 	if (!json_is_object(alloc)) {
 		xasprintf(cause, "no allocation results: the claim is not "
 		    "allocated");
+		claimdoc_free(doc);
 		return (-EINVAL);
 	}
 	results = json_object_get(json_object_get(alloc, "devices"),
@@ -131,15 +124,16 @@ claimdoc_parse(json_t *obj, const char *uid, const char *driver,
 	if (results != NULL && !json_is_array(results)) {
 		xasprintf(cause, "status.allocation.devices.results is not a "
 		    "list");
+		claimdoc_free(doc);
 		return (-EINVAL);
 	}
 	if (json_array_size(results) > CLAIMDOC_MAX_RESULTS) {
 		xasprintf(cause, "%zu allocation results, more than the %d "
 		    "Kubernetes allows", json_array_size(results),
 		    CLAIMDOC_MAX_RESULTS);
+		claimdoc_free(doc);
 		return (-EINVAL);
 	}
-	doc = xcalloc(1, sizeof *doc);
 	doc->results = xcalloc(CLAIMDOC_MAX_RESULTS, sizeof *doc->results);
 	json_array_foreach(results, i, r) {
 		if (!json_is_object(r)) {
@@ -167,6 +161,78 @@ claimdoc_parse(json_t *obj, const char *uid, const char *driver,
 	return (0);
 }
 
+/* UIDs are at most this long: they only ever are compared. */
+#define UID_MAX_LEN	128
+
+int
+claimdoc_parse_consumers(json_t *obj, const char *uid, struct claimdoc **out,
+    char **cause)
+{
+	struct claimdoc	*doc;
+	const char	*have, *ns, *name, *res, *group, *puid;
+	json_t		*meta, *rf, *e;
+	size_t		 i;
+
+	*out = NULL;
+	if (!json_is_object(obj)) {
+		xasprintf(cause, "the ResourceClaim is not a JSON object");
+		return (-EINVAL);
+	}
+	meta = json_object_get(obj, "metadata");
+	have = member_string(meta, "uid");
+	if (have == NULL || strcmp(have, uid) != 0) {
+		xasprintf(cause, "the ResourceClaim has UID %.64s, not %s: it "
+		    "was replaced", have != NULL ? have : "(none)", uid);
+		return (-EINVAL);
+	}
+	ns = member_string(meta, "namespace");
+	name = member_string(meta, "name");
+	rf = json_object_get(json_object_get(obj, "status"), "reservedFor");
+	if (rf != NULL && !json_is_null(rf) && !json_is_array(rf)) {
+		xasprintf(cause, "status.reservedFor is not a list");
+		return (-EINVAL);
+	}
+	if (json_array_size(rf) > POLICY_MAX_CONSUMERS) {
+		xasprintf(cause, "status.reservedFor has %zu entries, more "
+		    "than the %d Kubernetes allows", json_array_size(rf),
+		    POLICY_MAX_CONSUMERS);
+		return (-EINVAL);
+	}
+	doc = xcalloc(1, sizeof *doc);
+	doc->ns = sane(ns, NAME_MAX_LEN) ? xstrdup(ns) : NULL;
+	doc->name = sane(name, NAME_MAX_LEN) ? xstrdup(name) : NULL;
+	doc->pods = xcalloc(json_array_size(rf) + 1, sizeof *doc->pods);
+	json_array_foreach(rf, i, e) {
+		res = member_string(e, "resource");
+		group = member_string(e, "apiGroup");
+		puid = member_string(e, "uid");
+		/* Only pods consume CPUs; other consumers are not ours. */
+		if (res == NULL || strcmp(res, "pods") != 0 ||
+		    (group != NULL && *group != '\0'))
+			continue;
+		if (!sane(puid, UID_MAX_LEN)) {
+			xasprintf(cause, "status.reservedFor[%zu]: a pod "
+			    "without a UID", i);
+			claimdoc_free(doc);
+			return (-EINVAL);
+		}
+		doc->pods[doc->npods++] = xstrdup(puid);
+	}
+	*out = doc;
+	return (0);
+}
+
+void
+claimdoc_policy_meta(const struct claimdoc *doc, struct claim_meta *m)
+{
+	memset(m, 0, sizeof *m);
+	m->ns = doc->ns;
+	m->name = doc->name;
+	m->pods = (const char *const *)doc->pods;
+	m->npods = doc->npods;
+	m->known = 1;
+}
+
 void
 claimdoc_free(struct claimdoc *doc)
 {
@@ -174,6 +240,11 @@ claimdoc_free(struct claimdoc *doc)
 
 	if (doc == NULL)
 		return;
+	for (i = 0; i < doc->npods; i++)
+		free(doc->pods[i]);
+	free(doc->pods);
+	free(doc->ns);
+	free(doc->name);
 	for (i = 0; i < doc->n; i++) {
 		free(doc->results[i].request);
 		free(doc->results[i].pool);

@@ -27,6 +27,10 @@ struct claimdoc_result {
 struct claimdoc {
 	int			 n;
 	struct claimdoc_result	*results;
+	char			*ns;		/* metadata.namespace */
+	char			*name;		/* metadata.name */
+	int			 npods;
+	char			**pods;		/* reservedFor pod UIDs */
 };
 
 /*
@@ -39,6 +43,18 @@ struct claimdoc {
 int	claimdoc_parse(json_t *obj, const char *uid, const char *driver,
 	    const char *pool, struct claimdoc **, char **cause);
 void	claimdoc_free(struct claimdoc *);	/* NULL is a no-op */
+
+/*
+ * Only who consumes the claim: its metadata and the pod UIDs of its
+ * status.reservedFor (entries of resource "pods" in the core group; at
+ * most POLICY_MAX_CONSUMERS). For a claim prepared before, whose
+ * results need not be read again. A missing reservedFor is an empty one.
+ */
+int	claimdoc_parse_consumers(json_t *obj, const char *uid,
+	    struct claimdoc **, char **cause);
+
+/* The policy's view of the consumers: m borrows from doc. */
+void	claimdoc_policy_meta(const struct claimdoc *, struct claim_meta *);
 
 /* The policy's view of the results: res[i] borrows from doc. */
 void	claimdoc_policy_results(const struct claimdoc *,

@@ -84,6 +84,12 @@ policy_effects_clear(struct policy_effects *fx)
 	for (i = 0; i < fx->nwarnings; i++)
 		free(fx->warnings[i]);
 	free(fx->warnings);
+	for (i = 0; i < fx->nrefused; i++)
+		free(fx->refused[i]);
+	free(fx->refused);
+	for (i = 0; i < fx->nverify; i++)
+		free(fx->verify[i]);
+	free(fx->verify);
 	policy_effects_init(fx);
 }
 
@@ -130,6 +136,10 @@ grant_free(struct grant *g)
 	for (i = 0; i < g->nclaims; i++)
 		free(g->claims[i]);
 	free(g->claims);
+	claim_set_meta(g, NULL);
+	for (i = 0; i < g->nwaiting; i++)
+		free(g->waiting[i]);
+	free(g->waiting);
 	pinning_clear(&g->applied);
 	free(g);
 }
@@ -697,46 +707,132 @@ policy_refresh(struct policy *P, const char *self, int all,
 		    pinning_cmp);
 }
 
+enum claim_env {
+	ENV_UNKNOWN,	/* names no claim we hold */
+	ENV_MISMATCH,	/* its value is not the claim's CPUs */
+	ENV_UNTRUSTED,	/* its pod is not known to consume the claim */
+	ENV_PIN
+};
+
+static int
+was_pinned(const struct grant *prev, const char *uid)
+{
+	int	i;
+
+	if (prev == NULL || prev->kind != GRANT_CLAIM_PINNED)
+		return (0);
+	for (i = 0; i < prev->nclaims; i++)
+		if (strcmp(prev->claims[i], uid) == 0)
+			return (1);
+	return (0);
+}
+
+/*
+ * What env entry i of c says: the one rule for pinning and for asking
+ * whether a create must wait for the API. The variable only names the
+ * claim; the right to its CPUs comes from the API server (the claim's
+ * reservedFor) or from having been pinned to it before (prev).
+ */
+static enum claim_env
+claim_env_of(const struct policy *P, const struct cspec *c, int i,
+    const struct grant *prev, const struct grant **claim)
+{
+	const struct grant	*cg;
+	struct cpuset		 want = CPUSET_INITIALIZER;
+	const char		*uid;
+	int			 same;
+
+	uid = c->env[i].key + strlen(DRA_ENV_PREFIX);
+	if ((cg = strmap_get(P->claims, uid)) == NULL)
+		return (ENV_UNKNOWN);
+	*claim = cg;
+	same = cpuset_parse(&want, c->env[i].value, NULL) == 0 &&
+	    cpuset_equal(&want, &cg->exclusive);
+	cpuset_clear(&want);
+	if (!same)
+		return (ENV_MISMATCH);
+	if (!was_pinned(prev, uid) && !claim_has_consumer(cg, c->pod_uid))
+		return (ENV_UNTRUSTED);
+	return (ENV_PIN);
+}
+
+static void
+verify_add(struct policy_effects *fx, const char *uid)
+{
+	int	i;
+
+	if (fx == NULL)
+		return;
+	for (i = 0; i < fx->nverify; i++)
+		if (strcmp(fx->verify[i], uid) == 0)
+			return;
+	fx->verify = xreallocarray(fx->verify, fx->nverify + 1,
+	    sizeof *fx->verify);
+	fx->verify[fx->nverify++] = xstrdup(uid);
+}
+
+static void
+refused_add(struct policy_effects *fx, const struct grant *g,
+    const struct grant *cg)
+{
+	char	*msg;
+
+	if (fx == NULL)
+		return;
+	xasprintf(&msg, "container %s of pod %s (UID %s, namespace %s) names "
+	    "claim %s, which its pod does not consume%s; not pinned to its "
+	    "CPUs", g->key, g->spec.pod ? g->spec.pod : "?",
+	    g->spec.pod_uid ? g->spec.pod_uid : "unknown",
+	    g->spec.ns ? g->spec.ns : "?", cg->key,
+	    cg->consumers_known ? "" : " (its consumers are not known yet)");
+	fx->refused = xreallocarray(fx->refused, fx->nrefused + 1,
+	    sizeof *fx->refused);
+	fx->refused[fx->nrefused++] = msg;
+}
+
 /*
  * R-CLAIM-9: a container whose environment names held claims by their
- * DRA_CPUSET_<uid>=<cpuset> runs on exactly those claims' CPUs. A variable
- * that does not match a held claim is ignored and reported. Returns 1 when
- * the grant became claim-pinned.
+ * DRA_CPUSET_<uid>=<cpuset> runs on exactly those claims' CPUs, when its
+ * pod is among the claim's consumers (or it was pinned there before,
+ * prev). A pod that is not is refused (fx->refused) and waits on the
+ * claim for its consumers to be read again (fx->verify). Variables that
+ * match no held claim are ignored with one warning. Returns 1 when the
+ * grant became claim-pinned.
  */
 int
 policy_pin_to_claims(struct policy *P, struct grant *g,
-    struct policy_effects *fx)
+    const struct grant *prev, struct policy_effects *fx)
 {
 	const struct cspec	*c = &g->spec;
-	const struct cpuset	*held;
-	struct cpuset		 want = CPUSET_INITIALIZER;
-	const char		*uid;
-	char			*cause = NULL;
-	int			 i;
+	const struct grant	*cg = NULL;
+	const char		*first = NULL;
+	int			 i, ignored = 0;
 
 	for (i = 0; i < c->nenv; i++) {
-		uid = c->env[i].key + strlen(DRA_ENV_PREFIX);
-		held = policy_claim_cpus(P, uid);
-		if (held == NULL) {
-			policy_warn(fx, "container %s: %s names no claim we "
-			    "hold; ignored", g->key, c->env[i].key);
+		switch (claim_env_of(P, c, i, prev, &cg)) {
+		case ENV_UNKNOWN:
+		case ENV_MISMATCH:
+			if (ignored++ == 0)
+				first = c->env[i].key;
 			continue;
-		}
-		if (cpuset_parse(&want, c->env[i].value, &cause) != 0 ||
-		    !cpuset_equal(&want, held)) {
-			policy_warn(fx, "container %s: %s=%s does not match "
-			    "the claim's CPUs; ignored", g->key, c->env[i].key,
-			    c->env[i].value);
-			free(cause);
-			cause = NULL;
+		case ENV_UNTRUSTED:
+			refused_add(fx, g, cg);
+			claim_wait(P, (struct grant *)cg, g->key);
+			verify_add(fx, cg->key);
 			continue;
+		case ENV_PIN:
+			break;
 		}
 		g->claims = xreallocarray(g->claims, g->nclaims + 1,
 		    sizeof *g->claims);
-		g->claims[g->nclaims++] = xstrdup(uid);
-		cpuset_or(&g->exclusive, held);
+		g->claims[g->nclaims++] = xstrdup(cg->key);
+		cpuset_or(&g->exclusive, &cg->exclusive);
 	}
-	cpuset_clear(&want);
+	if (ignored > 0)
+		policy_warn(fx, "container %s: %d %s* variable%s (%s%s) name%s "
+		    "no claim we hold, or not its CPUs; ignored", g->key,
+		    ignored, DRA_ENV_PREFIX, ignored > 1 ? "s" : "", first,
+		    ignored > 1 ? ", ..." : "", ignored > 1 ? "" : "s");
 	if (g->nclaims == 0)
 		return (0);
 	g->kind = GRANT_CLAIM_PINNED;
@@ -744,6 +840,43 @@ policy_pin_to_claims(struct policy *P, struct grant *g,
 	g->type = CPU_NORMAL;
 	g->portion = 0;
 	return (1);
+}
+
+/* A carried grant that was refused a claim keeps waiting for it. */
+static void
+rewait(struct policy *N, const struct grant *g)
+{
+	const struct grant	*cg = NULL;
+	int			 i;
+
+	for (i = 0; i < g->spec.nenv; i++)
+		if (claim_env_of(N, &g->spec, i, NULL, &cg) == ENV_UNTRUSTED)
+			claim_wait(N, (struct grant *)cg, g->key);
+}
+
+int
+policy_claims_unverified(const struct policy *P,
+    const struct container_spec *s, char ***out)
+{
+	const struct grant	*cg = NULL;
+	struct cspec		 c;
+	char			*why = NULL;
+	int			 i, n = 0;
+
+	*out = NULL;
+	if (cspec_check(s, &why) != 0) {
+		free(why);
+		return (0);
+	}
+	cspec_copy(&c, s);
+	for (i = 0; i < c.nenv; i++) {
+		if (claim_env_of(P, &c, i, NULL, &cg) != ENV_UNTRUSTED)
+			continue;
+		*out = xreallocarray(*out, n + 1, sizeof **out);
+		(*out)[n++] = xstrdup(cg->key);
+	}
+	cspec_clear(&c);
+	return (n);
 }
 
 /*
@@ -770,10 +903,22 @@ grant_fallback(struct policy *P, struct grant *g)
 	P->sup[root->id].zero_req++;
 }
 
-/* A container grant of spec, allocated in P (not yet stored). */
+static void
+warn_dropped(struct policy_effects *fx, const char *id, int n)
+{
+	policy_warn(fx, "container %s: %d annotation%s or environment "
+	    "entr%s of ours past the limits (%d annotations, %d %s* "
+	    "variables, %d bytes) ignored", id, n, n > 1 ? "s" : "",
+	    n > 1 ? "ies" : "y", POLICY_MAX_ANNOTATIONS, POLICY_MAX_CLAIM_ENV,
+	    DRA_ENV_PREFIX, POLICY_MAX_KEPT_BYTES);
+}
+
+/* A container grant of spec, allocated in P (not yet stored); prev is
+ * the grant it replaces, if any. */
 static int
 container_grant(struct policy *P, const struct cspec *spec, const char *hint,
-    struct grant **out, struct policy_effects *fx, char **cause)
+    const struct grant *prev, struct grant **out, struct policy_effects *fx,
+    char **cause)
 {
 	struct grant	*g;
 	int		 rc;
@@ -785,12 +930,43 @@ container_grant(struct policy *P, const struct cspec *spec, const char *hint,
 		grant_free(g);
 		return (rc);
 	}
-	if (!policy_pin_to_claims(P, g, fx) &&
+	if (!policy_pin_to_claims(P, g, prev, fx) &&
 	    (rc = policy_allocate_container(P, g, hint, cause)) != 0) {
 		grant_free(g);
 		return (rc);
 	}
 	*out = g;
+	return (0);
+}
+
+/*
+ * The grant of a stored container made again from its spec, with what it
+ * was as prev: how a container waiting for a claim gets pinned to it. On
+ * failure it keeps its grant.
+ */
+int
+policy_repin(struct policy *P, struct grant *old, struct policy_effects *fx,
+    char **cause)
+{
+	struct grant	*g;
+	char		*why = NULL;
+	int		 rc;
+
+	supply_release(P, old);
+	rc = container_grant(P, &old->spec, old->pool ? old->pool->name : NULL,
+	    old, &g, fx, cause);
+	if (rc != 0) {
+		if (old->pool != NULL && supply_reserve(P, old, &why) != 0)
+			policy_warn(fx, "container %s: lost its old grant: %s",
+			    old->key, why);
+		free(why);
+		return (rc);
+	}
+	pinning_copy(&g->applied, &old->applied);
+	g->dirty = 1;
+	strmap_del(P->ctrs, old->key);
+	strmap_put(P->ctrs, g->key, g);
+	grant_free(old);
 	return (0);
 }
 
@@ -801,7 +977,7 @@ policy_create(struct policy *P, const struct container_spec *s,
 	struct grant	*g, *old;
 	struct cspec	 spec;
 	char		*why = NULL;
-	int		 rc;
+	int		 rc, dropped;
 
 	if ((rc = cspec_check(s, cause)) != 0)
 		return (rc);
@@ -815,8 +991,9 @@ policy_create(struct policy *P, const struct container_spec *s,
 	 * failure, which cannot fail as its CPUs were just freed. */
 	if (old != NULL)
 		supply_release(P, old);
-	cspec_copy(&spec, s);
-	rc = container_grant(P, &spec, NULL, &g, fx, cause);
+	if ((dropped = cspec_copy(&spec, s)) > 0)
+		warn_dropped(fx, s->id, dropped);
+	rc = container_grant(P, &spec, NULL, old, &g, fx, cause);
 	cspec_clear(&spec);
 	if (rc != 0) {
 		if (old != NULL && old->pool != NULL &&
@@ -867,8 +1044,8 @@ policy_update(struct policy *P, const char *id, long long request,
 		return (0);
 	}
 	supply_release(P, old);
-	rc = container_grant(P, &spec, old->pool ? old->pool->name : NULL, &g,
-	    fx, cause);
+	rc = container_grant(P, &spec, old->pool ? old->pool->name : NULL, old,
+	    &g, fx, cause);
 	cspec_clear(&spec);
 	if (rc != 0) {
 		if (supply_reserve(P, old, &why) != 0)
@@ -893,6 +1070,7 @@ policy_remove(struct policy *P, const char *id, struct policy_effects *fx)
 
 	if ((g = strmap_del(P->ctrs, id)) == NULL)
 		return (0);
+	claim_unwait(P, g);
 	supply_release(P, g);
 	grant_free(g);
 	policy_refresh(P, NULL, 0, fx);
@@ -926,13 +1104,14 @@ policy_carry_container(struct policy *N, const struct grant *old,
 		if (g->pool != NULL && supply_reserve(N, g, &why) == 0) {
 			pinning_copy(&g->applied, &old->applied);
 			strmap_put(N->ctrs, g->key, g);
+			rewait(N, g);
 			return (0);
 		}
 		free(why);
 		grant_free(g);
 	}
 	rc = container_grant(N, &old->spec, old->pool ? old->pool->name : NULL,
-	    &g, fx, cause);
+	    old, &g, fx, cause);
 	if (rc != 0)
 		return (rc);
 	pinning_copy(&g->applied, &old->applied);
@@ -950,7 +1129,9 @@ policy_carry_claims(struct policy *N, const struct policy *P, char **cause)
 
 	v = policy_sorted(P->claims, &n);
 	for (i = 0; i < n && rc == 0; i++)
-		rc = claim_reinstate(N, v[i]->key, &v[i]->exclusive, cause);
+		if ((rc = claim_reinstate(N, v[i]->key, &v[i]->exclusive,
+		    cause)) == 0)
+			claim_copy_meta(strmap_get(N->claims, v[i]->key), v[i]);
 	free(v);
 	return (rc);
 }
@@ -993,7 +1174,7 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 	struct grant	*old, *g;
 	struct cspec	 spec;
 	char		*why = NULL;
-	int		 i, rc = 0;
+	int		 i, rc = 0, dropped;
 
 	if (n < 0 || n > POLICY_MAX_CONTAINERS) {
 		xasprintf(cause, "sync: %d containers, at most %d", n,
@@ -1032,8 +1213,9 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 	for (i = 0; i < n; i++) {
 		if (strmap_get(N->ctrs, specs[i].id) != NULL)
 			continue;
-		cspec_copy(&spec, &specs[i]);
-		rc = container_grant(N, &spec, NULL, &g, fx, &why);
+		if ((dropped = cspec_copy(&spec, &specs[i])) > 0)
+			warn_dropped(fx, specs[i].id, dropped);
+		rc = container_grant(N, &spec, NULL, NULL, &g, fx, &why);
 		if (rc != 0) {
 			/*
 			 * The runtime already runs it: rather than leave it

@@ -26,6 +26,17 @@
 #define POLICY_MAX_CLAIMS	4096
 #define POLICY_MAX_RESULTS	128	/* allocation results of one claim */
 #define POLICY_MAX_ID		256	/* bytes of a container id or claim UID */
+#define POLICY_MAX_CONSUMERS	256	/* pods reserving one claim, as Kubernetes */
+/*
+ * What is kept of one container's metadata: its pod's annotations of ours
+ * and its DRA_CPUSET_* variables. Entries past a cap are ignored with one
+ * warning; the container is still placed. Other entries are not counted.
+ */
+#define POLICY_MAX_ANNOTATIONS	128
+#define POLICY_MAX_CLAIM_ENV	32
+#define POLICY_MAX_KEPT_BYTES	(64 * 1024)	/* keys and values */
+/* Containers of one claim waiting for its consumers to be read again. */
+#define POLICY_MAX_WAITING	64
 
 enum qos_class {
 	QOS_BESTEFFORT = 0,
@@ -43,6 +54,7 @@ struct container_spec {
 	const char		*id;
 	const char		*name;		/* container name, may be NULL */
 	const char		*pod;		/* pod id, may be NULL */
+	const char		*pod_uid;	/* the pod's Kubernetes UID, or NULL */
 	const char		*namespace;	/* may be NULL */
 	enum qos_class		 qos;
 	long long		 cpu_request;	/* milli, -1 unset */
@@ -57,6 +69,19 @@ struct container_spec {
 struct claim_result {
 	const char	*device;	/* cpudevnuma%03d */
 	const char	*cpu;		/* consumed dra.cpu/cpu, NULL if none */
+};
+
+/*
+ * Who a claim belongs to, as the API server says (its ResourceClaim's
+ * metadata and status.reservedFor): only containers of these pods are
+ * pinned to its CPUs. known is 0 when that was never read.
+ */
+struct claim_meta {
+	const char		*ns;		/* may be NULL */
+	const char		*name;		/* may be NULL */
+	const char *const	*pods;		/* pod UIDs */
+	int			 npods;
+	int			 known;
 };
 
 /* A container's pinning: what the runtime is told to apply. */
@@ -79,6 +104,14 @@ struct policy_effects {
 	char		**edits;	/* claim: one env "K=V" per result */
 	int		 nwarnings;
 	char		**warnings;	/* for the log */
+	/* A container named a held claim its pod is not known to consume:
+	 * not pinned to it. refused says who (one line each, for a
+	 * rate-limited log); verify lists the claims (distinct) whose
+	 * consumers the daemon should read again. */
+	int		 nrefused;
+	char		**refused;
+	int		 nverify;
+	char		**verify;
 };
 
 void	policy_effects_init(struct policy_effects *);
@@ -97,7 +130,30 @@ int	policy_update(struct policy *, const char *id, long long request,
 	    long long limit, struct policy_effects *, char **);
 int	policy_remove(struct policy *, const char *id, struct policy_effects *);
 int	policy_claim(struct policy *, const char *uid,
-	    const struct claim_result *, int, struct policy_effects *, char **);
+	    const struct claim_result *, int, const struct claim_meta *,
+	    struct policy_effects *, char **);
+/*
+ * What the API server now says of a held claim's consumers: replaces them,
+ * and containers of those pods that name the claim and were waiting for it
+ * are pinned to it (their updates in fx). Containers already pinned stay.
+ */
+int	policy_claim_consumers(struct policy *, const char *uid,
+	    const struct claim_meta *, struct policy_effects *, char **);
+/* The held claims a create of this container would not pin it to for
+ * want of its pod among their known consumers (caller frees each and the
+ * array). Returns how many. */
+int	policy_claims_unverified(const struct policy *,
+	    const struct container_spec *, char ***);
+/* The one rule for claim UIDs, from the kubelet or the saved state: 1 to
+ * 128 letters, digits, '-', '_', '.' and ':', not ".", no "..". */
+int	claim_check_uid(const char *, char **);
+/* Held claims whose consumers were never read (saved by an older
+ * version). Same ownership. */
+int	policy_claims_unknown(const struct policy *, char ***);
+/* A held claim's namespace and name (NULL when not known); -ENOENT when
+ * the claim is not held. */
+int	policy_claim_ref(const struct policy *, const char *uid,
+	    const char **ns, const char **name);
 int	policy_release(struct policy *, const char *uid,
 	    struct policy_effects *);
 /* The full list of live containers: gone ones are released, known ones

@@ -56,6 +56,7 @@ struct cspec {
 	char		*id;
 	char		*name;
 	char		*pod;
+	char		*pod_uid;	/* Kubernetes UID of the pod */
 	char		*ns;
 	enum qos_class	 qos;
 	long long	 request;
@@ -78,6 +79,15 @@ struct grant {
 	struct cspec	 spec;		/* containers only */
 	int		 nclaims;
 	char		**claims;	/* claim-pinned: the UIDs */
+	/* Claims: who may be pinned to it (struct claim_meta). */
+	char		*claim_ns;
+	char		*claim_name;
+	int		 consumers_known;
+	int		 nconsumers;
+	char		**consumers;	/* pod UIDs */
+	int		 nwaiting;
+	char		**waiting;	/* container ids refused for want of
+					   their pod among the consumers */
 	struct pinning	 applied;	/* containers: what the runtime has */
 	int		 fallback;	/* got less than it asked for */
 	int		 dirty;		/* refresh it even when skipping */
@@ -117,7 +127,7 @@ unsigned long supply_path_gen(const struct policy *, const struct pool *);
 int	request_from_spec(const struct policy *, const struct cspec *,
 	    struct request *, char **);
 const char *request_annotation(const struct cspec *, const char *);
-void	cspec_copy(struct cspec *, const struct container_spec *);
+int	cspec_copy(struct cspec *, const struct container_spec *);
 void	cspec_dup(struct cspec *, const struct cspec *);
 void	cspec_clear(struct cspec *);
 int	cspec_check(const struct container_spec *, char **);
@@ -140,8 +150,10 @@ int	policy_build(const struct topology *, const struct config *,
 	    struct policy **, char **);
 void	policy_swap(struct policy *, struct policy *);
 int	policy_pin_to_claims(struct policy *, struct grant *,
-	    struct policy_effects *);
+	    const struct grant *, struct policy_effects *);
 void	grant_fallback(struct policy *, struct grant *);
+int	policy_repin(struct policy *, struct grant *, struct policy_effects *,
+	    char **);
 int	policy_carry_container(struct policy *, const struct grant *,
 	    struct policy_effects *, char **);
 int	policy_carry_claims(struct policy *, const struct policy *, char **);
@@ -149,6 +161,11 @@ int	policy_carry_claims(struct policy *, const struct policy *, char **);
 /* claim.c */
 int	claim_reinstate(struct policy *, const char *, const struct cpuset *,
 	    char **);
+void	claim_set_meta(struct grant *, const struct claim_meta *);
+void	claim_copy_meta(struct grant *, const struct grant *);
+int	claim_has_consumer(const struct grant *, const char *);
+void	claim_wait(struct policy *, struct grant *, const char *);
+void	claim_unwait(struct policy *, const struct grant *);
 
 
 /* pinning helpers */

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,21 +22,49 @@
  * does not check them): it goes into the JSON state document, and a
  * container is kept rather than refused (or a whole sync with it), and
  * restored after a restart exactly as it was held.
+ *
+ * Only entries keep() wants are kept, at most max of them and maxbytes
+ * of keys and values (a pod writes what it likes into its spec): the
+ * rest are counted in *dropped. A key given twice is kept once, where it
+ * first appears, with its last value, which is what a JSON object of the
+ * saved state can hold; the index makes that linear.
  */
 static void
 kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
-    int (*keep)(const char *))
+    int (*keep)(const char *), int max, size_t maxbytes, int *dropped)
 {
-	int	i, k = 0;
+	struct strmap	*seen = NULL;
+	size_t		 bytes = 0, len;
+	void		*at;
+	int		 i, k = 0;
 
-	*out = xcalloc((size_t)n + 1, sizeof **out);
+	*out = xcalloc((size_t)(n < max ? n : max) + 1, sizeof **out);
+	if (n > 1)
+		seen = strmap_new();
 	for (i = 0; i < n; i++) {
 		if (in[i].key == NULL || !keep(in[i].key))
 			continue;
+		if (seen != NULL && (at = strmap_get(seen, in[i].key)) !=
+		    NULL) {
+			free((*out)[(intptr_t)at - 1].value);
+			(*out)[(intptr_t)at - 1].value = utf8_clean(in[i].value ?
+			    in[i].value : "");
+			continue;
+		}
+		len = strlen(in[i].key) + (in[i].value ? strlen(in[i].value) :
+		    0);
+		if (k >= max || bytes + len > maxbytes) {
+			(*dropped)++;
+			continue;
+		}
+		bytes += len;
 		(*out)[k].key = utf8_clean(in[i].key);
 		(*out)[k].value = utf8_clean(in[i].value ? in[i].value : "");
+		if (seen != NULL)
+			strmap_put(seen, in[i].key, (void *)(intptr_t)(k + 1));
 		k++;
 	}
+	strmap_free(seen);
 	*nout = k;
 }
 
@@ -63,35 +92,47 @@ dupornull(const char *s)
 	return (s != NULL ? utf8_clean(s) : NULL);
 }
 
-void
+/* Returns how many entries past the caps were not kept. */
+int
 cspec_copy(struct cspec *c, const struct container_spec *s)
 {
+	int	dropped = 0;
+
 	memset(c, 0, sizeof *c);
 	c->id = xstrdup(s->id);
 	c->name = dupornull(s->name);
 	c->pod = dupornull(s->pod);
+	c->pod_uid = dupornull(s->pod_uid);
 	c->ns = dupornull(s->namespace);
 	c->qos = s->qos;
 	c->request = s->cpu_request;
 	c->limit = s->cpu_limit;
 	kv_copy(&c->ann, &c->nann, s->annotations, s->nannotations,
-	    keep_annotation);
-	kv_copy(&c->env, &c->nenv, s->env, s->nenv, keep_env);
+	    keep_annotation, POLICY_MAX_ANNOTATIONS, POLICY_MAX_KEPT_BYTES / 2,
+	    &dropped);
+	kv_copy(&c->env, &c->nenv, s->env, s->nenv, keep_env,
+	    POLICY_MAX_CLAIM_ENV, POLICY_MAX_KEPT_BYTES / 2, &dropped);
+	return (dropped);
 }
 
 void
 cspec_dup(struct cspec *c, const struct cspec *s)
 {
+	int	dropped = 0;
+
 	memset(c, 0, sizeof *c);
 	c->id = xstrdup(s->id);
 	c->name = dupornull(s->name);
 	c->pod = dupornull(s->pod);
+	c->pod_uid = dupornull(s->pod_uid);
 	c->ns = dupornull(s->ns);
 	c->qos = s->qos;
 	c->request = s->request;
 	c->limit = s->limit;
-	kv_copy(&c->ann, &c->nann, s->ann, s->nann, keep_all);
-	kv_copy(&c->env, &c->nenv, s->env, s->nenv, keep_all);
+	kv_copy(&c->ann, &c->nann, s->ann, s->nann, keep_all, s->nann + 1,
+	    SIZE_MAX, &dropped);
+	kv_copy(&c->env, &c->nenv, s->env, s->nenv, keep_all, s->nenv + 1,
+	    SIZE_MAX, &dropped);
 }
 
 static void
@@ -112,34 +153,49 @@ cspec_clear(struct cspec *c)
 	free(c->id);
 	free(c->name);
 	free(c->pod);
+	free(c->pod_uid);
 	free(c->ns);
 	kv_free(c->ann, c->nann);
 	kv_free(c->env, c->nenv);
 	memset(c, 0, sizeof *c);
 }
 
-/* Ids come from peers: bounded, printable, no separators we use. */
+/*
+ * Ids come from peers: bounded, printable, no separators we use, and not
+ * "." or "..", which would name folders where an id becomes a file name.
+ * cause may be NULL.
+ */
 int
 request_check_id(const char *what, const char *id, char **cause)
 {
 	const unsigned char	*p;
+	const char		*why = NULL;
 
-	if (id == NULL || *id == '\0') {
-		xasprintf(cause, "%s is empty", what);
-		return (-EINVAL);
+	if (id == NULL || *id == '\0')
+		why = "is empty";
+	else if (strlen(id) > POLICY_MAX_ID)
+		why = "is too long";
+	else if (strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+		why = "is \".\" or \"..\"";
+	else {
+		for (p = (const unsigned char *)id; *p != '\0'; p++)
+			if (*p <= ' ' || *p >= 0x7f || *p == '"' ||
+			    *p == '\\') {
+				why = "has a character that is not printable "
+				    "ASCII";
+				break;
+			}
 	}
-	if (strlen(id) > POLICY_MAX_ID) {
-		xasprintf(cause, "%s is longer than %d bytes", what,
-		    POLICY_MAX_ID);
-		return (-EINVAL);
+	if (why == NULL)
+		return (0);
+	if (cause != NULL) {
+		if (strcmp(why, "is too long") == 0)
+			xasprintf(cause, "%s is longer than %d bytes", what,
+			    POLICY_MAX_ID);
+		else
+			xasprintf(cause, "%s %s", what, why);
 	}
-	for (p = (const unsigned char *)id; *p != '\0'; p++)
-		if (*p <= ' ' || *p >= 0x7f || *p == '"' || *p == '\\') {
-			xasprintf(cause, "%s has a character that is not "
-			    "printable ASCII", what);
-			return (-EINVAL);
-		}
-	return (0);
+	return (-EINVAL);
 }
 
 int

@@ -19,7 +19,9 @@
 #include "view.h"
 #include "xmalloc.h"
 
-#define STATE_VERSION	1
+/* 2: claims say who consumes them, containers their pod's UID. 1 is
+ * still read: its claims' consumers are read again from the API. */
+#define STATE_VERSION	2
 
 static const char *qos_names[] = { "BestEffort", "Burstable", "Guaranteed" };
 static const char *type_names[] = { "normal", "reserved", "preserve" };
@@ -76,6 +78,8 @@ container_json(const struct grant *g)
 		json_object_set_new(spec, "pod", string_json(c->pod));
 	if (c->ns != NULL)
 		json_object_set_new(spec, "namespace", string_json(c->ns));
+	if (c->pod_uid != NULL)
+		json_object_set_new(spec, "podUID", string_json(c->pod_uid));
 
 	if (g->kind == GRANT_CLAIM_PINNED) {
 		claims = json_array();
@@ -91,6 +95,27 @@ container_json(const struct grant *g)
 	    "exclusive", view_cpuset(&g->exclusive),
 	    "portion", g->portion, "zeroRequest", g->zero_req,
 	    "fallback", g->fallback, "container", spec);
+	return (o);
+}
+
+static json_t *
+claim_json(const struct grant *g)
+{
+	json_t	*o, *a;
+	int	 i;
+
+	o = json_pack("{s:s, s:o, s:s}", "kind", "claim", "cpus",
+	    view_cpuset(&g->exclusive), "pool", g->pool->name);
+	if (g->claim_ns != NULL)
+		json_object_set_new(o, "namespace", string_json(g->claim_ns));
+	if (g->claim_name != NULL)
+		json_object_set_new(o, "name", string_json(g->claim_name));
+	if (g->consumers_known) {
+		a = json_array();
+		for (i = 0; i < g->nconsumers; i++)
+			json_array_append_new(a, string_json(g->consumers[i]));
+		json_object_set_new(o, "consumers", a);
+	}
 	return (o);
 }
 
@@ -110,9 +135,7 @@ policy_save(const struct policy *P)
 	v = policy_sorted(P->claims, &n);
 	for (i = 0; i < n; i++) {
 		xasprintf(&key, "%s%s", CLAIM_KEY_PREFIX, v[i]->key);
-		json_object_set_new(grants, key, json_pack("{s:s, s:o, s:s}",
-		    "kind", "claim", "cpus", view_cpuset(&v[i]->exclusive),
-		    "pool", v[i]->pool->name));
+		json_object_set_new(grants, key, claim_json(v[i]));
 		free(key);
 	}
 	free(v);
@@ -236,32 +259,19 @@ tb_cpuset(struct textbuf *b, const struct cpuset *s)
 	free(list);
 }
 
-/*
- * Annotations or env. A key given twice is written once, where it first
- * appears, with its last value: what json_object_set_new does, and what
- * the reader wants as it refuses duplicate keys.
- */
+/* Annotations or env: their keys are distinct (kv_copy, parse_kv). */
 static void
 tb_kv(struct textbuf *b, const struct policy_kv *kv, int n)
 {
-	int	i, j, last, first = 1;
+	int	i;
 
 	tb_lit(b, "{");
 	for (i = 0; i < n; i++) {
-		for (j = 0; j < i; j++)
-			if (strcmp(kv[j].key, kv[i].key) == 0)
-				break;
-		if (j < i)
-			continue;
-		for (last = i, j = i + 1; j < n; j++)
-			if (strcmp(kv[j].key, kv[i].key) == 0)
-				last = j;
-		if (!first)
+		if (i > 0)
 			tb_lit(b, ",");
-		first = 0;
 		tb_str(b, kv[i].key);
 		tb_lit(b, ":");
-		tb_str(b, kv[last].value);
+		tb_str(b, kv[i].value);
 	}
 	tb_lit(b, "}");
 }
@@ -290,6 +300,10 @@ tb_spec(struct textbuf *b, const struct cspec *c)
 	if (c->ns != NULL) {
 		tb_lit(b, ",\"namespace\":");
 		tb_str(b, c->ns);
+	}
+	if (c->pod_uid != NULL) {
+		tb_lit(b, ",\"podUID\":");
+		tb_str(b, c->pod_uid);
 	}
 	tb_lit(b, "}");
 }
@@ -330,6 +344,30 @@ tb_container(struct textbuf *b, const struct grant *g)
 	tb_lit(b, "}");
 }
 
+static void
+tb_claim_meta(struct textbuf *b, const struct grant *g)
+{
+	int	i;
+
+	if (g->claim_ns != NULL) {
+		tb_lit(b, ",\"namespace\":");
+		tb_str(b, g->claim_ns);
+	}
+	if (g->claim_name != NULL) {
+		tb_lit(b, ",\"name\":");
+		tb_str(b, g->claim_name);
+	}
+	if (!g->consumers_known)
+		return;
+	tb_lit(b, ",\"consumers\":[");
+	for (i = 0; i < g->nconsumers; i++) {
+		if (i > 0)
+			tb_lit(b, ",");
+		tb_str(b, g->consumers[i]);
+	}
+	tb_lit(b, "]");
+}
+
 char *
 policy_save_text(const struct policy *P, size_t *len)
 {
@@ -367,6 +405,7 @@ policy_save_text(const struct policy *P, size_t *len)
 		tb_cpuset(&b, &v[i]->exclusive);
 		tb_lit(&b, ",\"pool\":");
 		tb_str(&b, v[i]->pool->name);
+		tb_claim_meta(&b, v[i]);
 		tb_lit(&b, "}");
 	}
 	free(v);
@@ -387,8 +426,10 @@ bad(char **cause, const char *key, const char *what)
 	return (-EINVAL);
 }
 
+/* At most max entries are read back: a state written before the caps
+ * were kept may hold more. */
 static int
-parse_kv(json_t *o, struct policy_kv **out, int *n)
+parse_kv(json_t *o, struct policy_kv **out, int *n, int max)
 {
 	const char	*k;
 	json_t		*v;
@@ -404,6 +445,8 @@ parse_kv(json_t *o, struct policy_kv **out, int *n)
 	json_object_foreach(o, k, v) {
 		if (!json_is_string(v))
 			return (-1);
+		if (i >= max)
+			continue;
 		(*out)[i].key = xstrdup(k);
 		(*out)[i].value = xstrdup(json_string_value(v));
 		*n = ++i;
@@ -415,6 +458,7 @@ static int
 parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
 {
 	const char	*qos = NULL, *name = NULL, *pod = NULL, *ns = NULL;
+	const char	*pod_uid = NULL;
 	json_t		*ann = NULL, *env = NULL;
 	json_int_t	 req = -1, lim = -1;
 	json_error_t	 err;
@@ -422,14 +466,16 @@ parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
 
 	memset(c, 0, sizeof *c);
 	if (!json_is_object(o) || json_unpack_ex(o, &err, JSON_STRICT,
-	    "{s:s, s:I, s:I, s?o, s?o, s?s, s?s, s?s}", "qos", &qos,
+	    "{s:s, s:I, s:I, s?o, s?o, s?s, s?s, s?s, s?s}", "qos", &qos,
 	    "cpuRequest", &req, "cpuLimit", &lim, "annotations", &ann,
-	    "env", &env, "name", &name, "pod", &pod, "namespace", &ns) != 0)
+	    "env", &env, "name", &name, "pod", &pod, "namespace", &ns,
+	    "podUID", &pod_uid) != 0)
 		return (bad(cause, key, "container: malformed"));
 	c->id = xstrdup(key);
 	c->name = name ? xstrdup(name) : NULL;
 	c->pod = pod ? xstrdup(pod) : NULL;
 	c->ns = ns ? xstrdup(ns) : NULL;
+	c->pod_uid = pod_uid ? xstrdup(pod_uid) : NULL;
 	c->request = req;
 	c->limit = lim;
 	for (i = 0; i < 3; i++)
@@ -440,8 +486,8 @@ parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
 	if (req < -1 || lim < -1 || req > 1000LL * CPUSET_SETSIZE ||
 	    lim > 1000LL * CPUSET_SETSIZE)
 		return (bad(cause, key, "container: CPU request out of range"));
-	if (parse_kv(ann, &c->ann, &c->nann) != 0 ||
-	    parse_kv(env, &c->env, &c->nenv) != 0)
+	if (parse_kv(ann, &c->ann, &c->nann, POLICY_MAX_ANNOTATIONS) != 0 ||
+	    parse_kv(env, &c->env, &c->nenv, POLICY_MAX_CLAIM_ENV) != 0)
 		return (bad(cause, key, "container: annotations and env must "
 		    "be objects of strings"));
 	return (0);
@@ -485,11 +531,21 @@ restore_container(struct policy *N, const char *key, json_t *o,
 			rc = bad(cause, key, "malformed claim-pinned grant");
 			goto out;
 		}
-		for (j = 0; j < json_array_size(claims); j++)
+		if (json_array_size(claims) > POLICY_MAX_CLAIMS) {
+			rc = bad(cause, key, "too many claims");
+			goto out;
+		}
+		g->claims = xcalloc(json_array_size(claims) + 1,
+		    sizeof *g->claims);
+		for (j = 0; j < json_array_size(claims); j++) {
 			if (!json_is_string(json_array_get(claims, j))) {
 				rc = bad(cause, key, "claims must be strings");
 				goto out;
 			}
+			/* Pinned before: pinned again without asking. */
+			g->claims[g->nclaims++] = xstrdup(json_string_value(
+			    json_array_get(claims, j)));
+		}
 	} else if (strcmp(kind, "container") == 0) {
 		if (json_unpack_ex(o, &err, JSON_STRICT,
 		    "{s:s, s:s, s:s, s:s, s:i, s:b, s:b, s:o}", "kind", &kind,
@@ -508,7 +564,8 @@ restore_container(struct policy *N, const char *key, json_t *o,
 	if ((rc = request_from_spec(N, &g->spec, &g->req, cause)) != 0)
 		goto out;
 	if (strcmp(kind, "claim-pinned") == 0) {
-		/* Pinned again from its environment against the held claims. */
+		/* Pinned again from its environment against the held claims
+		 * it was pinned to. */
 		g->kind = GRANT_CLAIM_PINNED;
 		rc = policy_carry_container(N, g, fx, cause);
 		goto out;
@@ -537,6 +594,64 @@ out:
 	return (rc);
 }
 
+/* One "claim:<uid>" entry, with its consumers when they were saved. */
+static int
+restore_claim(struct policy *N, const char *key, json_t *o,
+    struct cpuset *cpus, char **cause)
+{
+	const char		*kind, *set, *pool, *ns = NULL, *name = NULL;
+	const char		*uid = key + CLAIM_KEY_PLEN;
+	const char		**pods = NULL;
+	struct claim_meta	 m;
+	json_t			*consumers = NULL;
+	json_error_t		 err;
+	char			*why = NULL;
+	size_t			 i;
+	int			 rc;
+
+	if ((rc = claim_check_uid(uid, &why)) != 0) {
+		xasprintf(cause, "grant \"%.80s\": %s", key, why);
+		free(why);
+		return (rc);
+	}
+	if (json_unpack_ex(o, &err, JSON_STRICT,
+	    "{s:s, s:s, s:s, s?s, s?s, s?o}", "kind", &kind, "cpus", &set,
+	    "pool", &pool, "namespace", &ns, "name", &name,
+	    "consumers", &consumers) != 0 || strcmp(kind, "claim") != 0)
+		return (bad(cause, key, "malformed claim"));
+	if (consumers != NULL && (!json_is_array(consumers) ||
+	    json_array_size(consumers) > POLICY_MAX_CONSUMERS))
+		return (bad(cause, key, "consumers must be a list of at most "
+		    "256 pod UIDs"));
+	if ((rc = parse_cpus(key, set, cpus, cause)) != 0)
+		return (rc);
+	if (cpuset_empty(cpus))
+		return (bad(cause, key, "a claim without CPUs"));
+	memset(&m, 0, sizeof m);
+	m.ns = ns;
+	m.name = name;
+	if (consumers != NULL) {
+		m.known = 1;
+		pods = xcalloc(json_array_size(consumers) + 1, sizeof *pods);
+		for (i = 0; i < json_array_size(consumers); i++) {
+			pods[i] = json_string_value(json_array_get(consumers,
+			    i));
+			if (pods[i] == NULL || request_check_id("", pods[i],
+			    NULL) != 0) {
+				free(pods);
+				return (bad(cause, key, "a consumer is not a "
+				    "pod UID"));
+			}
+		}
+		m.pods = pods;
+		m.npods = (int)i;
+	}
+	if ((rc = claim_reinstate(N, uid, cpus, cause)) == 0)
+		claim_set_meta(strmap_get(N->claims, uid), &m);
+	free(pods);
+	return (rc);
+}
+
 int
 policy_restore(const struct topology *t, const struct config *cfg,
     json_t *doc, struct policy **out, char **cause)
@@ -546,27 +661,39 @@ policy_restore(const struct topology *t, const struct config *cfg,
 	struct cpuset		 cpus = CPUSET_INITIALIZER;
 	json_t			*grants = NULL, *o;
 	json_error_t		 err;
-	const char		*key, *kind, *set, *pool;
+	const char		*key;
 	json_int_t		 version = 0;
 	int			 rc;
 
 	*out = NULL;
 	policy_effects_init(&fx);
-	if (!json_is_object(doc) || json_unpack_ex(doc, &err, JSON_STRICT,
-	    "{s:I, s:o}", "version", &version, "grants", &grants) != 0) {
-		if (json_is_object(doc) &&
-		    json_is_integer(json_object_get(doc, "version")) &&
-		    json_integer_value(json_object_get(doc, "version")) >
-		    STATE_VERSION)
-			goto newer;
+	if (!json_is_object(doc)) {
+		xasprintf(cause, "not a state document: not a JSON object");
+		return (-EINVAL);
+	}
+	o = json_object_get(doc, "version");
+	if (!json_is_integer(o)) {
+		xasprintf(cause, "not a state document: \"version\" is %s",
+		    o == NULL ? "missing" : "not an integer");
+		return (-EINVAL);
+	}
+	version = json_integer_value(o);
+	if (version > STATE_VERSION)
+		goto newer;
+	if (version < 1) {
+		xasprintf(cause, "bad state document version %lld",
+		    (long long)version);
+		return (-EINVAL);
+	}
+	if (json_unpack_ex(doc, &err, JSON_STRICT, "{s:I, s:o}", "version",
+	    &version, "grants", &grants) != 0) {
 		xasprintf(cause, "not a state document: %s", err.text);
 		return (-EINVAL);
 	}
-	if (version > STATE_VERSION)
-		goto newer;
-	if (version != STATE_VERSION || !json_is_object(grants)) {
-		xasprintf(cause, "bad state document version %lld",
-		    (long long)version);
+	if (!json_is_object(grants)) {
+		xasprintf(cause, "state document version %lld: \"grants\" is "
+		    "%s, not an object", (long long)version,
+		    json_is_array(grants) ? "an array" : "not an object");
 		return (-EINVAL);
 	}
 	if ((rc = policy_build(t, cfg, &N, cause)) != 0)
@@ -576,22 +703,7 @@ policy_restore(const struct topology *t, const struct config *cfg,
 	json_object_foreach(grants, key, o) {
 		if (strncmp(key, CLAIM_KEY_PREFIX, CLAIM_KEY_PLEN) != 0)
 			continue;
-		if (json_unpack_ex(o, &err, JSON_STRICT, "{s:s, s:s, s:s}",
-		    "kind", &kind, "cpus", &set, "pool", &pool) != 0 ||
-		    strcmp(kind, "claim") != 0) {
-			rc = bad(cause, key, "malformed claim");
-			goto fail;
-		}
-		if ((rc = request_check_id("claim UID", key +
-		    CLAIM_KEY_PLEN, cause)) != 0 ||
-		    (rc = parse_cpus(key, set, &cpus, cause)) != 0)
-			goto fail;
-		if (cpuset_empty(&cpus)) {
-			rc = bad(cause, key, "a claim without CPUs");
-			goto fail;
-		}
-		if ((rc = claim_reinstate(N, key + CLAIM_KEY_PLEN, &cpus,
-		    cause)) != 0)
+		if ((rc = restore_claim(N, key, o, &cpus, cause)) != 0)
 			goto fail;
 	}
 	json_object_foreach(grants, key, o) {

@@ -24,6 +24,7 @@
 #include "atomicfile.h"
 #include "cdi.h"
 #include "log.h"
+#include "policy.h"
 #include "xmalloc.h"
 
 /* Bad names are echoed in causes cut to this many bytes. */
@@ -33,12 +34,6 @@ static int
 cdi_lower_or_digit(char c)
 {
 	return ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
-}
-
-static int
-cdi_alnum(char c)
-{
-	return (cdi_lower_or_digit(c) || (c >= 'A' && c <= 'Z'));
 }
 
 int
@@ -83,22 +78,14 @@ bad:
 int
 cdi_check_uid(const char *uid, char **cause)
 {
-	const char	*p;
 	char		*q;
 	size_t		 len;
 	int		 rc;
 
+	/* The policy's rule, so that a saved claim is a valid CDI name. */
 	len = uid == NULL ? 0 : strlen(uid);
-	if (len == 0 || len > CDI_UID_MAX || strcmp(uid, ".") == 0 ||
-	    strstr(uid, "..") != NULL)
-		goto bad;
-	for (p = uid; *p != '\0'; p++) {
-		if (!cdi_alnum(*p) && *p != '-' && *p != '_' && *p != '.' &&
-		    *p != ':')
-			goto bad;
-	}
-	return (0);
-bad:
+	if (len <= CDI_UID_MAX && claim_check_uid(uid, NULL) == 0)
+		return (0);
 	q = log_escape(uid, CDI_QUOTE_MAX);
 	rc = atomicfile_error(cause, EINVAL, "claim UID \"%s\" is not a safe CDI "
 	    "name (1 to %d letters, digits, -, _, . and :, not \".\", no "

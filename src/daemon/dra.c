@@ -61,6 +61,10 @@ typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourceResponse
 
 #define SVC_V1		"/k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin/"
 #define SVC_V1BETA1	"/k8s.io.kubelet.pkg.apis.dra.v1beta1.DRAPlugin/"
+#define PREPARE_REQ	\
+    (&k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_request__descriptor)
+#define UNPREPARE_REQ	\
+    (&k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__descriptor)
 #define CLAIM_PATH	"/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s"
 
 struct dra_batch;
@@ -257,6 +261,7 @@ claim_prepare(struct dra_claim *c)
 	struct dra		 *d = c->batch->dra;
 	struct server		 *srv = d->srv;
 	struct claim_result	  res[CLAIMDOC_MAX_RESULTS];
+	struct claim_meta	  meta;
 	struct policy_effects	  fx, undo;
 	const struct cpuset	 *cpus;
 	const char		 *edits[CLAIMDOC_MAX_RESULTS];
@@ -264,9 +269,11 @@ claim_prepare(struct dra_claim *c)
 	int			  held, i;
 
 	claimdoc_policy_results(c->doc, res);
+	claimdoc_policy_meta(c->doc, &meta);
 	held = policy_claim_cpus(srv->policy, c->uid) != NULL;
 	policy_effects_init(&fx);
-	if (server_claim(srv, c->uid, res, c->doc->n, &fx, &cause) != 0) {
+	if (server_claim(srv, c->uid, res, c->doc->n, &meta, &fx,
+	    &cause) != 0) {
 		claim_fail(c, "%s", cause);
 		goto out;
 	}
@@ -326,7 +333,7 @@ claim_fetched(void *arg, int status, json_t *body, const char *error)
 		claim_fail(c, "unprepared while it was being prepared");
 	else if (status == 404)
 		claim_fail(c, "ResourceClaim %s/%s not found", c->ns, c->name);
-	else if (status != 200)
+	else if (status != 200 || body == NULL)
 		claim_fail(c, "cannot read ResourceClaim %s/%s: %s", c->ns,
 		    c->name, error != NULL ? error : "no answer");
 	else if (claimdoc_parse(body, c->uid, d->driver,
@@ -637,11 +644,16 @@ dra_new(struct server *srv, struct kube *kube, struct dra **out,
 	xasprintf(&d->dir, "%s/%s", plugins, d->driver);
 	xasprintf(&d->path, "%s/dra.sock", d->dir);
 	d->h2 = h2_server_new(srv->base, "DRA");
-	h2_server_add(d->h2, SVC_V1 "NodePrepareResources", prepare, d);
-	h2_server_add(d->h2, SVC_V1 "NodeUnprepareResources", unprepare, d);
-	h2_server_add(d->h2, SVC_V1BETA1 "NodePrepareResources", prepare, d);
-	h2_server_add(d->h2, SVC_V1BETA1 "NodeUnprepareResources", unprepare,
-	    d);
+	/* v1beta1 requests have v1's bytes. h2 refuses NUL bytes in their
+	 * strings (claim UIDs, names) before prepare or unprepare runs. */
+	h2_server_add_msg(d->h2, SVC_V1 "NodePrepareResources", PREPARE_REQ,
+	    prepare, d);
+	h2_server_add_msg(d->h2, SVC_V1 "NodeUnprepareResources",
+	    UNPREPARE_REQ, unprepare, d);
+	h2_server_add_msg(d->h2, SVC_V1BETA1 "NodePrepareResources",
+	    PREPARE_REQ, prepare, d);
+	h2_server_add_msg(d->h2, SVC_V1BETA1 "NodeUnprepareResources",
+	    UNPREPARE_REQ, unprepare, d);
 	/* The kubelet may call as soon as the registration socket shows. */
 	if ((rc = mkdir_one(srv->opts.kubelet_dir, cause)) != 0 ||
 	    (rc = mkdir_one(plugins, cause)) != 0 ||

@@ -48,7 +48,7 @@ static const char *const nri_events[] = {
 	"stop_container", "remove_container", "validate_container_adjustment",
 	"state_change", "unimplemented", NULL
 };
-static const char *const results[] = { "ok", "refused", NULL };
+static const char *const results[] = { "ok", "refused", "unchanged", NULL };
 static const char *const dra_methods[] = {
 	"NodePrepareResources", "NodeUnprepareResources", NULL
 };
@@ -58,6 +58,10 @@ static const char *const claim_results[] = {
 static const char *const commands[] = {
 	"status", "topology", "pools", "grants", "claims", "config", "reload",
 	"metrics", "log-level", NULL
+};
+
+static const char *const check_results[] = {
+	"ok", "gone", "failed", NULL
 };
 
 static struct counter counters[] = {
@@ -86,6 +90,11 @@ static struct counter counters[] = {
 	  NULL, NULL, { 0 } },
 	{ "nri_update_failures", "Container updates the runtime did not "
 	  "apply.", NULL, NULL, { 0 } },
+	{ "claim_pins_refused", "Containers not pinned to a claim they named "
+	  "because their pod is not among its consumers.", NULL, NULL,
+	  { 0 } },
+	{ "claim_reads", "ResourceClaims read again to learn their "
+	  "consumers, by result.", "result", check_results, { 0 } },
 };
 #define NCOUNTERS	(sizeof counters / sizeof counters[0])
 

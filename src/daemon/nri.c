@@ -35,9 +35,11 @@
 
 #include "log.h"
 #include "metrics.h"
+#include "claimcheck.h"
 #include "mux.h"
 #include "nri.h"
 #include "nri_msg.h"
+#include "pbcheck.h"
 #include "server.h"
 #include "strmap.h"
 #include "ttrpc.h"
@@ -58,6 +60,7 @@
 #define NRI_MAX_SYNC_PODS	POLICY_MAX_CONTAINERS
 #define NRI_MAX_SYNC_PARTS	1024	/* messages of one Synchronize */
 #define NRI_READ_MAX		(256 * 1024)	/* bytes read per wakeup */
+#define NRI_MAX_DEFERRED	64	/* creates waiting for claim reads */
 
 #define NRI_SERVICE_PLUGIN	"nri.pkg.api.v1alpha1.Plugin"
 #define NRI_SERVICE_RUNTIME	"nri.pkg.api.v1alpha1.Runtime"
@@ -94,6 +97,24 @@ struct pending {
 };
 TAILQ_HEAD(pendings, pending);
 
+/*
+ * A CreateContainer whose container names held claims its pod is not
+ * known to consume: answered once the claims are read again (claimcheck.c)
+ * or CLAIMCHECK_ANSWER_MS passed, whichever comes first. It owns the
+ * request.
+ */
+struct deferred {
+	TAILQ_ENTRY(deferred)		 entry;
+	struct conn			*c;
+	uint32_t			 stream;
+	NRI(CreateContainerRequest)	*req;
+	struct event			*timer;
+	struct timespec			 t0;
+	int				 nwaits;
+	struct claimcheck_wait		*waits[POLICY_MAX_CLAIM_ENV];
+};
+TAILQ_HEAD(deferreds, deferred);
+
 /* One connection to the runtime; a new one after every reconnect. */
 struct conn {
 	struct nri		*n;
@@ -105,6 +126,8 @@ struct conn {
 	struct ttrpc_streams	 cli;
 	struct pendings		 pending;
 	int			 npending;
+	struct deferreds	 deferred;
+	int			 ndeferred;
 	int			 dead;
 	int			 shutdown;	/* close once written out */
 	int			 registered;
@@ -361,6 +384,22 @@ pending_free(struct pending *p)
 }
 
 static void
+deferred_free(struct deferred *d)
+{
+	int	i;
+
+	for (i = 0; i < d->nwaits; i++)
+		claimcheck_cancel(d->waits[i]);
+	if (d->timer != NULL)
+		event_free(d->timer);
+	if (d->req != NULL)
+		protobuf_c_message_free_unpacked(&d->req->base, NULL);
+	TAILQ_REMOVE(&d->c->deferred, d, entry);
+	d->c->ndeferred--;
+	free(d);
+}
+
+static void
 conn_free(struct conn *c)
 {
 	struct pending	*p;
@@ -372,6 +411,8 @@ conn_free(struct conn *c)
 		TAILQ_REMOVE(&c->pending, p, entry);
 		pending_free(p);
 	}
+	while (TAILQ_FIRST(&c->deferred) != NULL)
+		deferred_free(TAILQ_FIRST(&c->deferred));
 	for (i = 0; i < c->nparts; i++)
 		protobuf_c_message_free_unpacked(&c->parts[i]->base, NULL);
 	free(c->parts);
@@ -1044,11 +1085,10 @@ need_container(struct call *call, const NRI(Container) *ct)
 	return (1);
 }
 
+/* Creates the container and answers the runtime. */
 static void
-h_create(struct call *call, ProtobufCMessage **msg)
+create_answer(struct call *call, NRI(CreateContainerRequest) *req)
 {
-	NRI(CreateContainerRequest)	*req =
-	    (NRI(CreateContainerRequest) *)*msg;
 	NRI(CreateContainerResponse)	 resp =
 	    NRI__PKG__API__V1ALPHA1__CREATE_CONTAINER_RESPONSE__INIT;
 	struct nri			*n = call->c->n;
@@ -1058,8 +1098,6 @@ h_create(struct call *call, ProtobufCMessage **msg)
 	struct acc			 a;
 	char				*cause = NULL;
 
-	if (!need_container(call, req->container))
-		return;
 	nri_spec_init(&ns, req->pod, req->container);
 	policy_effects_init(&fx);
 	if (server_create(n->srv, &ns.spec, &fx, &cause) != 0) {
@@ -1080,6 +1118,117 @@ h_create(struct call *call, ProtobufCMessage **msg)
 out:
 	policy_effects_clear(&fx);
 	nri_spec_clear(&ns);
+}
+
+/* The reads ended, or the time is up: the create goes ahead on what the
+ * policy knows now. Reads still going on pin the container later, by an
+ * update, when they name its pod. */
+static void
+deferred_answer(struct deferred *d)
+{
+	struct call	call;
+
+	call.c = d->c;
+	call.stream = d->stream;
+	call.method = "CreateContainer";
+	if (!d->c->dead)
+		create_answer(&call, d->req);
+	metrics_observe("nri_request", elapsed(&d->t0));
+	deferred_free(d);
+}
+
+static void
+deferred_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct deferred	*d = arg;
+
+	log_info("NRI: container %s: no answer from the API server within "
+	    "%d ms on the claims it names; created without them for now",
+	    d->req->container->id, CLAIMCHECK_ANSWER_MS);
+	deferred_answer(d);
+}
+
+static void
+deferred_read_cb(void *arg, struct claimcheck_wait *w)
+{
+	struct deferred	*d = arg;
+	int		 i;
+
+	for (i = 0; i < d->nwaits; i++)
+		if (d->waits[i] == w) {
+			d->waits[i] = d->waits[--d->nwaits];
+			break;
+		}
+	if (d->nwaits == 0)
+		deferred_answer(d);
+}
+
+/*
+ * 1 when the create waits for claims to be read again: its container
+ * names held claims that its pod is not known to consume, and the pod may
+ * have joined them after they were prepared (the kubelet prepares a
+ * claim once). The request then belongs to the deferred create.
+ */
+static int
+create_defer(struct call *call, NRI(CreateContainerRequest) *req)
+{
+	struct nri	*n = call->c->n;
+	struct nri_spec	 ns;
+	struct deferred	*d;
+	struct timeval	 tv;
+	char		**uids;
+	int		 i, nu;
+
+	if (n->srv->claimcheck == NULL ||
+	    call->c->ndeferred >= NRI_MAX_DEFERRED)
+		return (0);
+	nri_spec_init(&ns, req->pod, req->container);
+	nu = policy_claims_unverified(n->srv->policy, &ns.spec, &uids);
+	nri_spec_clear(&ns);
+	if (nu == 0)
+		return (0);
+	d = xcalloc(1, sizeof *d);
+	d->c = call->c;
+	d->stream = call->stream;
+	clock_gettime(CLOCK_MONOTONIC, &d->t0);
+	TAILQ_INSERT_TAIL(&call->c->deferred, d, entry);
+	call->c->ndeferred++;
+	for (i = 0; i < nu; i++) {
+		if (d->nwaits < POLICY_MAX_CLAIM_ENV &&
+		    (d->waits[d->nwaits] = claimcheck_read(n->srv->claimcheck,
+		    uids[i], deferred_read_cb, d)) != NULL)
+			d->nwaits++;
+		free(uids[i]);
+	}
+	free(uids);
+	if (d->nwaits == 0) {
+		deferred_free(d);
+		return (0);
+	}
+	d->req = req;
+	d->timer = evtimer_new(n->srv->base, deferred_timeout_cb, d);
+	tv.tv_sec = CLAIMCHECK_ANSWER_MS / 1000;
+	tv.tv_usec = (CLAIMCHECK_ANSWER_MS % 1000) * 1000;
+	if (d->timer == NULL || evtimer_add(d->timer, &tv) != 0)
+		fatalx("cannot arm a timer");
+	log_debug("NRI: container %s waits for %d claim%s to be read again",
+	    req->container->id, d->nwaits, d->nwaits == 1 ? "" : "s");
+	return (1);
+}
+
+static void
+h_create(struct call *call, ProtobufCMessage **msg)
+{
+	NRI(CreateContainerRequest)	*req =
+	    (NRI(CreateContainerRequest) *)*msg;
+
+	if (!need_container(call, req->container))
+		return;
+	if (create_defer(call, req)) {
+		*msg = NULL;
+		return;
+	}
+	create_answer(call, req);
 }
 
 static void
@@ -1256,6 +1405,7 @@ handle_request(struct conn *c, uint32_t stream, const Ttrpc__Request *req)
 	ProtobufCMessage	*msg = NULL;
 	char			*cause = NULL;
 	size_t			 i;
+	int			 rc;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	call.c = c;
@@ -1278,7 +1428,17 @@ handle_request(struct conn *c, uint32_t stream, const Ttrpc__Request *req)
 		goto out;
 	}
 	metrics_inc("nri_events", "event", m->word);
-	if (ttrpc_payload_unpack(m->desc, &req->payload, &msg, &cause) != 0) {
+	/* protobuf-c would cut a string at a NUL byte: ids would merge. */
+	if ((rc = pbcheck_strings(m->desc, req->payload.data,
+	    req->payload.len, &cause)) != 0 && rc != -EBADMSG) {
+		log_warnx("NRI: %s refused: %s", m->name, cause);
+		metrics_inc("errors", "kind", "nri_protocol");
+		reply_error(&call, TTRPC_INVALID_ARGUMENT, "%s", cause);
+		free(cause);
+		goto out;
+	}
+	if (rc != 0 ||
+	    ttrpc_payload_unpack(m->desc, &req->payload, &msg, &cause) != 0) {
 		conn_fail(c, "nri_protocol", "%s: %s", m->name, cause);
 		free(cause);
 		return;
@@ -1421,6 +1581,7 @@ conn_new(struct nri *n, int fd)
 	c = xcalloc(1, sizeof *c);
 	c->n = n;
 	TAILQ_INIT(&c->pending);
+	TAILQ_INIT(&c->deferred);
 	c->request_timeout_ms = NRI_REQUEST_TIMEOUT_MS;
 	ttrpc_streams_init(&c->srv);
 	ttrpc_streams_init(&c->cli);

@@ -43,6 +43,11 @@ nri_spec_init(struct nri_spec *ns, const NRI(PodSandbox) *pod,
 		if (s->pod == NULL)
 			s->pod = nonempty(pod->id);
 		s->namespace = nonempty(pod->namespace_);
+		/* The runtime's word for the pod's identity: what a claim's
+		 * consumers are checked against. */
+		if (s->pod != NULL && pod->id != NULL &&
+		    strcmp(s->pod, pod->id) == 0)
+			s->pod_uid = nonempty(pod->uid);
 	}
 	s->qos = nri_msg_qos(pod, c, nri_msg_resources(c));
 	nri_msg_cpu(nri_msg_resources(c), s->qos, &s->cpu_request,

@@ -13,11 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <event2/event.h>
 
 #include "admin.h"
+#include "claimcheck.h"
 #include "dra.h"
 #include "kube.h"
 #include "log.h"
@@ -25,6 +25,7 @@
 #include "nri.h"
 #include "nrtdoc.h"
 #include "nrt.h"
+#include "readfile.h"
 #include "sd.h"
 #include "server.h"
 #include "slice.h"
@@ -33,32 +34,42 @@
 #include "watch.h"
 #include "xmalloc.h"
 
-/* Reads the config file; an absent file means the embedded defaults. */
+/*
+ * Reads the config file once, without blocking (a FIFO in its place would
+ * stop the loop): *text gets its bytes, or NULL when there is no file.
+ * Whether an absent file is the defaults or a refusal is the caller's
+ * rule: at start it is, at a reload it is not.
+ */
 static int
-load_config(const char *path, struct config **out, char **cause)
+config_read(const char *path, char **text, size_t *len, char **cause)
 {
-	json_t		*doc;
-	json_error_t	 err;
-	struct stat	 sb;
-	char		*why = NULL;
+	int	rc;
 
-	if (stat(path, &sb) != 0 && errno == ENOENT) {
+	rc = readfile(path, "config", SERVER_CONFIG_MAX, text, len, cause);
+	if (rc == -ENOENT) {
+		free(*cause);
+		*cause = NULL;
+		return (0);
+	}
+	return (rc);
+}
+
+/* The config of the bytes config_read gave; NULL text: the defaults. */
+static int
+config_load(const char *path, const char *text, size_t len,
+    struct config **out, char **cause)
+{
+	char	*why = NULL;
+
+	if (text == NULL) {
 		*out = config_new();
 		return (0);
 	}
-	if ((doc = json_load_file(path, JSON_REJECT_DUPLICATES, &err)) ==
-	    NULL) {
-		xasprintf(cause, "%s:%d:%d: %s", path, err.line, err.column,
-		    err.text);
-		return (-EINVAL);
-	}
-	if (config_from_json(doc, out, &why) != 0) {
-		xasprintf(cause, "%s: %s", path, why);
+	if (config_parse(text, len, out, &why) != 0) {
+		xasprintf(cause, "config %s: %s", path, why);
 		free(why);
-		json_decref(doc);
 		return (-EINVAL);
 	}
-	json_decref(doc);
 	return (0);
 }
 
@@ -68,14 +79,18 @@ server_check_config(const struct server_opts *o, char **cause)
 	struct topology	*t = NULL;
 	struct config	*cfg = NULL;
 	struct policy	*P = NULL;
+	char		*text = NULL;
+	size_t		 len = 0;
 	int		 rc;
 
 	if ((rc = sysfs_discover(o->sysfs_root, &t, cause)) == 0 &&
-	    (rc = load_config(o->config_path, &cfg, cause)) == 0)
+	    (rc = config_read(o->config_path, &text, &len, cause)) == 0 &&
+	    (rc = config_load(o->config_path, text, len, &cfg, cause)) == 0)
 		rc = policy_new(t, cfg, &P, cause);
 	policy_free(P);
 	config_free(cfg);
 	topology_free(t);
+	free(text);
 	return (rc);
 }
 
@@ -93,12 +108,124 @@ save_state(struct server *srv, char **cause)
 	return (rc);
 }
 
+/* How many conflicts claim_conflicts names before "and N more". */
+#define SERVER_MAX_CONFLICTS	8
+
+/* Appends "; "-separated findings to *out, up to SERVER_MAX_CONFLICTS. */
+static void __attribute__((__format__(__printf__, 3, 4)))
+conflict(char **out, int *n, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*text, *joined;
+
+	if ((*n)++ >= SERVER_MAX_CONFLICTS)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&text, fmt, ap) == -1)
+		text = NULL;
+	va_end(ap);
+	if (text == NULL)
+		return;
+	if (*out == NULL) {
+		*out = text;
+		return;
+	}
+	xasprintf(&joined, "%s; %s", *out, text);
+	free(*out);
+	free(text);
+	*out = joined;
+}
+
+/*
+ * What keeps the saved claims of doc from their CPUs, in words an operator
+ * can act on: two claims holding one CPU, CPUs the config reserves or
+ * leaves out. NULL when none of that explains it.
+ */
+static char *
+claim_conflicts(struct server *srv, json_t *doc)
+{
+	struct cpuset	  allowed = CPUSET_INITIALIZER;
+	struct cpuset	  reserved = CPUSET_INITIALIZER;
+	struct cpuset	  cpus = CPUSET_INITIALIZER, part = CPUSET_INITIALIZER;
+	struct cpuset	  taken = CPUSET_INITIALIZER;
+	const char	**owner, *key, *text, *first;
+	json_t		 *grants, *g;
+	char		 *out = NULL, *list, *more;
+	int		  n = 0, cpu, config_ok;
+
+	owner = xcalloc(CPUSET_SETSIZE, sizeof *owner);
+	config_ok = config_resolve_cpus(srv->cfg, srv->topo, &allowed,
+	    &reserved, NULL) == 0;
+	grants = json_object_get(doc, "grants");
+	json_object_foreach(grants, key, g) {
+		if (strncmp(key, "claim:", 6) != 0 ||
+		    (text = json_string_value(json_object_get(g, "cpus"))) ==
+		    NULL || cpuset_parse(&cpus, text, NULL) != 0)
+			continue;
+		cpuset_zero(&taken);
+		for (cpu = cpuset_first(&cpus); cpu >= 0;
+		    cpu = cpuset_next(&cpus, cpu)) {
+			if (owner[cpu] == NULL)
+				owner[cpu] = key + 6;
+			else
+				cpuset_add(&taken, cpu);
+		}
+		/* One finding per earlier claim it shares CPUs with. */
+		while ((cpu = cpuset_first(&taken)) >= 0) {
+			first = owner[cpu];
+			cpuset_zero(&part);
+			for (; cpu >= 0; cpu = cpuset_next(&taken, cpu))
+				if (owner[cpu] == first)
+					cpuset_add(&part, cpu);
+			cpuset_andnot(&taken, &part);
+			list = cpuset_format(&part);
+			conflict(&out, &n, "claims %s and %s both hold CPU%s "
+			    "%s", first, key + 6, cpuset_count(&part) > 1 ?
+			    "s" : "", list);
+			free(list);
+		}
+		if (!config_ok)
+			continue;
+		cpuset_copy(&part, &cpus);
+		cpuset_and(&part, &reserved);
+		if (!cpuset_empty(&part)) {
+			list = cpuset_format(&part);
+			conflict(&out, &n, "claim %s holds CPU%s %s, which "
+			    "reservedResources.cpu reserves", key + 6,
+			    cpuset_count(&part) > 1 ? "s" : "", list);
+			free(list);
+		}
+		cpuset_copy(&part, &cpus);
+		cpuset_andnot(&part, &allowed);
+		if (!cpuset_empty(&part)) {
+			list = cpuset_format(&part);
+			conflict(&out, &n, "claim %s holds CPU%s %s, which "
+			    "availableResources.cpu leaves out or are offline",
+			    key + 6, cpuset_count(&part) > 1 ? "s" : "", list);
+			free(list);
+		}
+	}
+	if (n > SERVER_MAX_CONFLICTS) {
+		xasprintf(&more, "%s; and %d more", out,
+		    n - SERVER_MAX_CONFLICTS);
+		free(out);
+		out = more;
+	}
+	free(owner);
+	cpuset_clear(&allowed);
+	cpuset_clear(&reserved);
+	cpuset_clear(&cpus);
+	cpuset_clear(&part);
+	cpuset_clear(&taken);
+	return (out);
+}
+
 /* Saved claims first, then the containers; a bad file is moved aside. */
 static int
 restore_state(struct server *srv, char **cause)
 {
 	json_t	*doc = NULL;
-	char	*why = NULL, *where = NULL;
+	char	*why = NULL, *where = NULL, *what;
 	int	 rc;
 
 	rc = statefile_read(srv->opts.state_dir, &doc, &why);
@@ -116,21 +243,34 @@ restore_state(struct server *srv, char **cause)
 		return (policy_new(srv->topo, srv->cfg, &srv->policy, cause));
 
 	rc = policy_restore(srv->topo, srv->cfg, doc, &srv->policy, &why);
-	json_decref(doc);
 	if (rc == 0) {
+		json_decref(doc);
 		log_info("restored %d containers and %d claims",
 		    policy_ncontainers(srv->policy),
 		    policy_nclaims(srv->policy));
 		return (0);
 	}
 	if (rc == -EBUSY) {
-		/* Starting would hand a claimed CPU out twice. */
-		xasprintf(cause, "the saved claims do not fit the config: %s; "
-		    "fix the config, or move %s/%s away to drop them", why,
-		    srv->opts.state_dir, STATEFILE_NAME);
+		/*
+		 * Starting would hand a claimed CPU out twice, and dropping
+		 * a claim could take CPUs from a pod still running on them:
+		 * only a person can decide, and restarting cannot help.
+		 */
+		what = claim_conflicts(srv, doc);
+		xasprintf(cause, "the saved claims cannot be reinstated: %s. "
+		    "Claims are not dropped on their own, as pods may be "
+		    "using their CPUs: either start with the config they were "
+		    "made under, or remove from %s/%s the \"claim:<uid>\" "
+		    "entries of claims no pod uses (kubectl get "
+		    "resourceclaims -A), then start again",
+		    what != NULL ? what : why, srv->opts.state_dir,
+		    STATEFILE_NAME);
+		free(what);
 		free(why);
-		return (rc);
+		json_decref(doc);
+		return (-ENOTRECOVERABLE);
 	}
+	json_decref(doc);
 	if (statefile_move_aside(srv->opts.state_dir, &where, cause) != 0) {
 		free(why);
 		return (-EIO);
@@ -153,9 +293,12 @@ server_init(struct server *srv, const struct server_opts *o, char **cause)
 	srv->last_reload.ok = 1;
 	srv->last_reload.generation = 1;
 
-	watch_snapshot(o->config_path, &srv->cfg_text, &srv->cfg_textlen);
+	/* An absent file is the defaults here, and only here. */
 	if ((rc = sysfs_discover(o->sysfs_root, &srv->topo, cause)) != 0 ||
-	    (rc = load_config(o->config_path, &srv->cfg, cause)) != 0 ||
+	    (rc = config_read(o->config_path, &srv->cfg_text,
+	    &srv->cfg_textlen, cause)) != 0 ||
+	    (rc = config_load(o->config_path, srv->cfg_text,
+	    srv->cfg_textlen, &srv->cfg, cause)) != 0 ||
 	    (rc = statefile_check_dir(o->state_dir, cause)) != 0 ||
 	    (rc = restore_state(srv, cause)) != 0)
 		return (rc);
@@ -252,6 +395,8 @@ start_kube(struct server *srv, char **cause)
 	publish_devices(srv);
 	if (dra_new(srv, srv->kube, &srv->dra, cause) != 0)
 		return (-EIO);
+	srv->claimcheck = claimcheck_new(srv, srv->kube);
+	claimcheck_unknown(srv->claimcheck);
 	return (0);
 }
 
@@ -332,6 +477,8 @@ void
 server_clear(struct server *srv)
 {
 	/* The API client's users cancel their requests before it goes. */
+	claimcheck_free(srv->claimcheck);
+	srv->claimcheck = NULL;
 	dra_free(srv->dra);
 	slice_free(srv->slice);
 	nrt_free(srv->nrt);
@@ -356,6 +503,7 @@ server_clear(struct server *srv)
 	free(srv->last_reload.error);
 	free(srv->last_error);
 	free(srv->cfg_text);
+	free(srv->cfg_refused);
 	memset(srv, 0, sizeof *srv);
 }
 
@@ -399,6 +547,34 @@ export_one(struct server *srv, const char *id)
 	policy_export_free(kv, n);
 }
 
+/*
+ * A pod that names a claim it does not consume is told once, not on every
+ * try: at most REFUSED_LOG_BURST lines a minute, then how many were not
+ * logged.
+ */
+#define REFUSED_LOG_BURST	10
+
+static void
+log_refused(struct server *srv, const char *msg)
+{
+	time_t	now = time(NULL);
+
+	metrics_inc("claim_pins_refused", NULL, NULL);
+	if (now - srv->refused_log.window >= 60) {
+		if (srv->refused_log.suppressed > 0)
+			log_warnx("%d more containers were refused claims' "
+			    "CPUs in the last minute", srv->refused_log.
+			    suppressed);
+		srv->refused_log.window = now;
+		srv->refused_log.logged = 0;
+		srv->refused_log.suppressed = 0;
+	}
+	if (srv->refused_log.logged++ < REFUSED_LOG_BURST)
+		log_warnx("%s", msg);
+	else
+		srv->refused_log.suppressed++;
+}
+
 static void
 log_effects(struct server *srv, const struct policy_effects *fx)
 {
@@ -406,6 +582,12 @@ log_effects(struct server *srv, const struct policy_effects *fx)
 
 	for (i = 0; i < fx->nwarnings; i++)
 		log_warnx("%s", fx->warnings[i]);
+	for (i = 0; i < fx->nrefused; i++)
+		log_refused(srv, fx->refused[i]);
+	/* Perhaps the pod joined the claim after it was prepared. */
+	for (i = 0; i < fx->nverify; i++)
+		(void)claimcheck_read(srv->claimcheck, fx->verify[i], NULL,
+		    NULL);
 	if (fx->self.id != NULL)
 		export_one(srv, fx->self.id);
 	for (i = 0; i < fx->nupdates; i++)
@@ -528,14 +710,15 @@ server_sync(struct server *srv, const struct container_spec *specs, int n,
 
 int
 server_claim(struct server *srv, const char *uid,
-    const struct claim_result *res, int n, struct policy_effects *fx,
-    char **cause)
+    const struct claim_result *res, int n, const struct claim_meta *meta,
+    struct policy_effects *fx, char **cause)
 {
 	struct policy_effects	 undo;
 	int			 held, rc;
 
 	held = policy_claim_cpus(srv->policy, uid) != NULL;
-	if ((rc = policy_claim(srv->policy, uid, res, n, fx, cause)) != 0) {
+	if ((rc = policy_claim(srv->policy, uid, res, n, meta, fx,
+	    cause)) != 0) {
 		refused(srv, "claim", *cause);
 		return (rc);
 	}
@@ -552,6 +735,31 @@ server_claim(struct server *srv, const char *uid,
 		metrics_inc("allocations", "kind", "claim");
 	server_push_updates(srv, fx);
 	return (0);
+}
+
+int
+server_claim_consumers(struct server *srv, const char *uid,
+    const struct claim_meta *meta, char **cause)
+{
+	struct policy_effects	 fx;
+	int			 rc;
+
+	policy_effects_init(&fx);
+	if ((rc = policy_claim_consumers(srv->policy, uid, meta, &fx,
+	    cause)) != 0) {
+		policy_effects_clear(&fx);
+		return (rc);
+	}
+	/*
+	 * What the API server says is not undone when it cannot be saved:
+	 * it stays in memory, is saved with the next change, and is read
+	 * again after a restart.
+	 */
+	if ((rc = commit(srv, &fx, "claim consumers", cause)) != 0)
+		rc = 0;
+	server_push_updates(srv, &fx);
+	policy_effects_clear(&fx);
+	return (rc);
 }
 
 int
@@ -605,49 +813,125 @@ server_push_updates(struct server *srv, const struct policy_effects *fx)
 }
 
 static void
-reload_done(struct server *srv, int ok, const char *error)
+reload_done(struct server *srv, int ok, int unchanged, const char *error)
 {
 	free(srv->last_reload.error);
 	srv->last_reload.error = error ? xstrdup(error) : NULL;
 	srv->last_reload.ok = ok;
+	srv->last_reload.unchanged = unchanged;
 	srv->last_reload.generation = srv->generation;
 	srv->last_reload.when = time(NULL);
 }
 
+/* The bytes refused for what they say; NULL when there are none. */
+static void
+reload_set_refused(struct server *srv, char *text, size_t len)
+{
+	free(srv->cfg_refused);
+	srv->cfg_refused = text;
+	srv->cfg_refusedlen = len;
+}
+
+/* Whether two config texts are the same; NULL is no file. */
+static int
+same_text(const char *a, size_t alen, const char *b, size_t blen)
+{
+	if (a == NULL || b == NULL)
+		return (a == b);
+	return (alen == blen && memcmp(a, b, alen) == 0);
+}
+
+static int
+reload_refused(struct server *srv, const char *why, int rc, char *err,
+    char **cause)
+{
+	log_warnx("reload (%s) refused, generation %u stays: %s", why,
+	    srv->generation, err);
+	metrics_inc("reloads", "result", "refused");
+	server_set_error(srv, "reload (%s) refused: %s", why, err);
+	reload_done(srv, 0, 0, err);
+	*cause = err;
+	sd_ready();
+	return (rc);
+}
+
+/*
+ * The one reload path, for SIGHUP, the file watch and `topoawarectl
+ * reload` alike, and its rule book: the file is read once, without
+ * blocking, and those bytes are parsed; a file that is gone is refused
+ * (absent means the defaults at start only); bytes already in force are
+ * not loaded again, nor bytes already refused for what they say; a refusal
+ * changes nothing and says why. Every call ends with READY=1.
+ */
 int
 server_reload(struct server *srv, const char *why, char **cause)
 {
 	struct config		*cfg = NULL;
 	struct policy_effects	 fx;
-	char			*err = NULL;
+	const char		*path = srv->opts.config_path;
+	char			*text = NULL, *err = NULL;
+	size_t			 len = 0;
 	int			 rc;
 
 	sd_reloading();
+	if ((rc = config_read(path, &text, &len, &err)) != 0) {
+		reload_set_refused(srv, NULL, 0);
+		return (reload_refused(srv, why, rc, err, cause));
+	}
+	if (text == NULL && srv->cfg_text != NULL) {
+		reload_set_refused(srv, NULL, 0);
+		xasprintf(&err, "config %s is gone; configuration generation "
+		    "%u stays in force until it is back", path,
+		    srv->generation);
+		return (reload_refused(srv, why, -ENOENT, err, cause));
+	}
+	if (same_text(text, len, srv->cfg_text, srv->cfg_textlen)) {
+		free(text);
+		reload_set_refused(srv, NULL, 0);
+		log_info("reload (%s): config %s unchanged, configuration "
+		    "generation %u stays", why, path, srv->generation);
+		metrics_inc("reloads", "result", "unchanged");
+		reload_done(srv, 1, 1, NULL);
+		sd_ready();
+		return (0);
+	}
+	if (srv->cfg_refused != NULL && same_text(text, len, srv->cfg_refused,
+	    srv->cfg_refusedlen)) {
+		/* Another trigger for the same write: the same answer. */
+		free(text);
+		log_debug("reload (%s): config %s already refused", why, path);
+		metrics_inc("reloads", "result", "unchanged");
+		srv->last_reload.when = time(NULL);
+		*cause = xstrdup(srv->last_reload.error != NULL ?
+		    srv->last_reload.error : "refused");
+		sd_ready();
+		return (-EINVAL);
+	}
+	if ((rc = config_load(path, text, len, &cfg, &err)) != 0 ||
+	    (rc = config_check_reload(srv->cfg, cfg, &err)) != 0) {
+		/* Refused for its bytes alone: the same bytes will be too. */
+		reload_set_refused(srv, text, len);
+		config_free(cfg);
+		return (reload_refused(srv, why, rc, err, cause));
+	}
+	reload_set_refused(srv, NULL, 0);
 	policy_effects_init(&fx);
-	/* Taken before the load: a write in between only costs a reload. */
-	free(srv->cfg_text);
-	watch_snapshot(srv->opts.config_path, &srv->cfg_text,
-	    &srv->cfg_textlen);
-	if ((rc = load_config(srv->opts.config_path, &cfg, &err)) != 0 ||
-	    (rc = config_check_reload(srv->cfg, cfg, &err)) != 0 ||
-	    (rc = policy_reconfigure(srv->policy, cfg, &fx, &err)) != 0) {
-		log_warnx("reload (%s) refused, generation %u stays: %s", why,
-		    srv->generation, err);
-		metrics_inc("reloads", "result", "refused");
-		server_set_error(srv, "reload (%s) refused: %s", why, err);
-		reload_done(srv, 0, err);
-		*cause = err;
+	if ((rc = policy_reconfigure(srv->policy, cfg, &fx, &err)) != 0) {
+		/* It may fit later, when claims are gone: no memory of it. */
+		free(text);
 		config_free(cfg);
 		policy_effects_clear(&fx);
-		sd_ready();
-		return (rc);
+		return (reload_refused(srv, why, rc, err, cause));
 	}
 	config_free(srv->cfg);
 	srv->cfg = cfg;
+	free(srv->cfg_text);
+	srv->cfg_text = text;
+	srv->cfg_textlen = len;
 	srv->generation++;
 	if (srv->opts.verbosity == 0)
 		log_set_level(cfg->log_level);
-	reload_done(srv, 1, NULL);
+	reload_done(srv, 1, 0, NULL);
 	if ((rc = commit(srv, &fx, "reload", &err)) != 0) {
 		log_warnx("%s", err);
 		free(err);
@@ -672,7 +956,8 @@ server_status(struct server *srv)
 {
 	json_t	*st, *lr, *nri, *dra;
 
-	lr = json_pack("{s:b, s:o, s:i}", "ok", srv->last_reload.ok,
+	lr = json_pack("{s:b, s:b, s:o, s:i}", "ok", srv->last_reload.ok,
+	    "unchanged", srv->last_reload.unchanged,
 	    "error", srv->last_reload.error ?
 	    json_string(srv->last_reload.error) : json_null(),
 	    "generation", (int)srv->last_reload.generation);

@@ -19,6 +19,11 @@
 
 /* Named limits (topoawared(8) lists them). */
 #define SERVER_MAX_ADMIN_CONNS	16
+#define SERVER_CONFIG_MAX	(1024 * 1024)	/* config file bytes */
+
+/* Exit status when starting needs a person (EX_CONFIG): the unit does not
+ * restart on it. */
+#define SERVER_EXIT_CONFIG	78
 
 struct server_opts {
 	const char	*sysfs_root;
@@ -49,6 +54,7 @@ struct kube;
 struct dra;
 struct slice;
 struct nrt;
+struct claimcheck;
 
 struct server {
 	struct event_base	*base;
@@ -60,6 +66,7 @@ struct server {
 	unsigned		 generation;	/* configGeneration */
 	struct {
 		int		 ok;
+		int		 unchanged;	/* the file held that config */
 		char		*error;
 		unsigned	 generation;
 		time_t		 when;
@@ -83,18 +90,34 @@ struct server {
 	struct dra		*dra;		/* NULL when dra.enabled is off */
 	struct slice		*slice;
 	struct nrt		*nrt;
-	char			*cfg_text;	/* the file the last load read */
+	struct claimcheck	*claimcheck;	/* NULL without DRA */
+	struct {
+		time_t		 window;	/* refused pins logged since */
+		int		 logged;
+		int		 suppressed;
+	}			 refused_log;
+	char			*cfg_text;	/* the file in force; NULL: none */
 	size_t			 cfg_textlen;
+	char			*cfg_refused;	/* refused for what it says */
+	size_t			 cfg_refusedlen;
 };
 
-/* main.c hands over the options; server_start builds and listens. */
+/*
+ * main.c hands over the options; server_start builds and listens.
+ * server_init gives -ENOTRECOVERABLE when the saved claims cannot keep
+ * their CPUs: a person must choose (main exits SERVER_EXIT_CONFIG).
+ */
 int	server_init(struct server *, const struct server_opts *, char **);
 int	server_start(struct server *, char **);
 void	server_clear(struct server *);
 /* Parse and check the config file against the machine, for `-n`. */
 int	server_check_config(const struct server_opts *, char **);
 
-/* The single reload path (SIGHUP, file watch, `topoawarectl reload`). */
+/*
+ * The single reload path (SIGHUP, file watch, `topoawarectl reload`) with
+ * every rule: 0 when the file's config is in force (last_reload.unchanged
+ * when it already was), else a negative errno and why.
+ */
 int	server_reload(struct server *, const char *why, char **);
 
 /*
@@ -111,9 +134,14 @@ int	server_remove(struct server *, const char *, struct policy_effects *,
 int	server_sync(struct server *, const struct container_spec *, int,
 	    struct policy_effects *, char **);
 int	server_claim(struct server *, const char *,
-	    const struct claim_result *, int, struct policy_effects *, char **);
+	    const struct claim_result *, int, const struct claim_meta *,
+	    struct policy_effects *, char **);
 int	server_release(struct server *, const char *, struct policy_effects *,
 	    char **);
+/* What the API server says of a held claim's consumers now; containers
+ * it lets in are pinned and their updates pushed. */
+int	server_claim_consumers(struct server *, const char *,
+	    const struct claim_meta *, char **);
 
 /* Updates of containers that no reply carries go out over NRI. */
 void	server_push_updates(struct server *, const struct policy_effects *);

@@ -23,6 +23,7 @@
 
 #include "log.h"
 #include "atomicfile.h"
+#include "readfile.h"
 #include "statefile.h"
 #include "xmalloc.h"
 
@@ -179,53 +180,6 @@ out:
 	return (rc);
 }
 
-/*
- * Reads all of fd, at most max bytes: -EFBIG when there is more, -1 with
- * errno on a read error.
- */
-static int
-sf_read_all(int fd, size_t hint, size_t max, char **buf, size_t *len)
-{
-	size_t	 size, have = 0;
-	ssize_t	 n;
-	char	*p;
-	int	 error;
-
-	size = hint < 4096 ? 4096 : hint + 1;
-	if (size > max + 1)
-		size = max + 1;
-	p = xmalloc(size);
-	for (;;) {
-		if (have == size) {
-			if (size > max) {
-				free(p);
-				return (-EFBIG);
-			}
-			size = size > max / 2 ? max + 1 : size * 2;
-			p = xreallocarray(p, size, 1);
-		}
-		n = read(fd, p + have, size - have);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			error = errno;
-			free(p);
-			errno = error;
-			return (-1);
-		}
-		if (n == 0)
-			break;
-		have += (size_t)n;
-	}
-	if (have > max) {
-		free(p);
-		return (-EFBIG);
-	}
-	*buf = p;
-	*len = have;
-	return (0);
-}
-
 /* Why a state document cannot be used, or NULL when it can. */
 static char *
 sf_check_doc(const char *buf, size_t len, json_t **doc)
@@ -257,7 +211,7 @@ sf_check_doc(const char *buf, size_t len, json_t **doc)
 		xasprintf(&why, "has version %lld, newer than version %d that "
 		    "this topoawared reads", (long long)json_integer_value(v),
 		    STATEFILE_VERSION);
-	else if (json_integer_value(v) != STATEFILE_VERSION)
+	else if (json_integer_value(v) < 1)
 		xasprintf(&why, "has unknown version %lld",
 		    (long long)json_integer_value(v));
 	if (why != NULL)
@@ -270,58 +224,44 @@ sf_check_doc(const char *buf, size_t len, json_t **doc)
 int
 statefile_read(const char *dir, json_t **doc, char **cause)
 {
-	struct stat	 st;
-	char		*path, *buf = NULL, *why = NULL, *where = NULL;
-	char		*mcause = NULL;
-	size_t		 len = 0;
-	int		 fd, rc;
+	char	*path, *buf = NULL, *why = NULL, *where = NULL;
+	char	*mcause = NULL;
+	size_t	 len = 0;
+	int	 rc;
 
 	*doc = NULL;
 	xasprintf(&path, "%s/%s", dir, STATEFILE_NAME);
-	/* O_NONBLOCK: a FIFO planted here must not hang the start. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd == -1) {
-		rc = errno == ENOENT ? 0 : atomicfile_syserr(cause, "open", path);
-		goto out;
-	}
-	if (fstat(fd, &st) == -1) {
-		rc = atomicfile_syserr(cause, "stat", path);
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode))
-		why = xstrdup("is not a regular file");
-	else if (st.st_size > STATEFILE_MAX_SIZE)
-		xasprintf(&why, "is larger than %d bytes", STATEFILE_MAX_SIZE);
-	else {
-		rc = sf_read_all(fd, (size_t)st.st_size, STATEFILE_MAX_SIZE,
-		    &buf, &len);
-		if (rc == -EFBIG)
-			xasprintf(&why, "is larger than %d bytes",
-			    STATEFILE_MAX_SIZE);
-		else if (rc != 0) {
-			rc = atomicfile_syserr(cause, "read", path);
-			goto out;
-		} else
-			why = sf_check_doc(buf, len, doc);
-	}
-	if (why == NULL) {
+	/* Never blocks: a FIFO planted here must not hang the start. */
+	rc = readfile(path, "state file", STATEFILE_MAX_SIZE, &buf, &len,
+	    &why);
+	if (rc == -ENOENT) {
 		rc = 0;
 		goto out;
 	}
+	if (rc == 0) {
+		if ((why = sf_check_doc(buf, len, doc)) == NULL)
+			goto out;
+		/* The same shape as readfile's causes. */
+		xasprintf(&mcause, "state file %s %s", path, why);
+		free(why);
+		why = mcause;
+		mcause = NULL;
+	} else if (rc != -EISDIR && rc != -EINVAL && rc != -EFBIG) {
+		/* EIO, EACCES: the file may be fine, leave it. */
+		*cause = why;
+		why = NULL;
+		goto out;
+	}
 
-	close(fd);
-	fd = -1;
 	rc = statefile_move_aside(dir, &where, &mcause);
 	if (rc == 0) {
-		rc = atomicfile_error(cause, EBADMSG, "state file %s %s; moved aside "
-		    "to %s", path, why, where);
+		rc = atomicfile_error(cause, EBADMSG, "%s; moved aside to %s",
+		    why, where);
 	} else {
-		rc = atomicfile_error(cause, -rc, "state file %s %s, and it could not "
-		    "be moved aside: %s", path, why, mcause);
+		rc = atomicfile_error(cause, -rc, "%s, and it could not be "
+		    "moved aside: %s", why, mcause);
 	}
 out:
-	if (fd != -1)
-		close(fd);
 	free(mcause);
 	free(where);
 	free(why);

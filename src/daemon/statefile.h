@@ -20,7 +20,7 @@
 #define STATEFILE_TMP		"state.json.tmp"
 /* A file moved aside is STATEFILE_BAD<unixtime>, then -1, -2... if taken. */
 #define STATEFILE_BAD		"state.json.bad-"
-#define STATEFILE_VERSION	1
+#define STATEFILE_VERSION	2	/* 1 is still read */
 /* A bigger state file is treated as corrupt rather than read. */
 #define STATEFILE_MAX_SIZE	(64 * 1024 * 1024)
 #define STATEFILE_RESOURCES	"resources.sh"

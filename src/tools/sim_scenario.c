@@ -48,6 +48,7 @@ struct spec {
 
 static int	op_claim(struct sim *, json_t *, struct line *);
 static int	op_release(struct sim *, json_t *, struct line *);
+static int	op_consumers(struct sim *, json_t *, struct line *);
 static int	op_create(struct sim *, json_t *, struct line *);
 static int	op_update(struct sim *, json_t *, struct line *);
 static int	op_remove(struct sim *, json_t *, struct line *);
@@ -57,10 +58,15 @@ static int	op_restart(struct sim *, json_t *, struct line *);
 static int	op_show(struct sim *, json_t *, struct line *);
 
 #define SPEC_FIELDS \
-	"id", "name", "pod", "namespace", "qos", "cpuRequest", "cpuLimit", \
-	"annotations", "env"
+	"id", "name", "pod", "podUID", "namespace", "qos", "cpuRequest", \
+	"cpuLimit", "annotations", "env"
 
-static const char *const claim_fields[] = { "op", "uid", "results", NULL };
+static const char *const claim_fields[] = {
+	"op", "uid", "results", "namespace", "name", "consumers", NULL
+};
+static const char *const consumers_fields[] = {
+	"op", "uid", "namespace", "name", "consumers", NULL
+};
 static const char *const result_fields[] = { "device", "cpu", NULL };
 static const char *const uid_fields[] = { "op", "uid", NULL };
 static const char *const create_fields[] = { "op", SPEC_FIELDS, NULL };
@@ -82,6 +88,7 @@ static const struct op {
 } ops[] = {
 	{ "claim", claim_fields, op_claim, 1 },
 	{ "release", uid_fields, op_release, 1 },
+	{ "consumers", consumers_fields, op_consumers, 1 },
 	{ "create", create_fields, op_create, 1 },
 	{ "update", update_fields, op_update, 1 },
 	{ "remove", id_fields, op_remove, 1 },
@@ -270,6 +277,7 @@ get_spec(struct line *l, json_t *o, const char *where,
 	    get_string(l, o, where, "id", 1, &sp->s.id) != 0 ||
 	    get_string(l, o, where, "name", 0, &sp->s.name) != 0 ||
 	    get_string(l, o, where, "pod", 0, &sp->s.pod) != 0 ||
+	    get_string(l, o, where, "podUID", 0, &sp->s.pod_uid) != 0 ||
 	    get_string(l, o, where, "namespace", 0, &sp->s.namespace) != 0 ||
 	    get_string(l, o, where, "qos", 1, &qos) != 0 ||
 	    get_milli(l, o, where, "cpuRequest", &sp->s.cpu_request) != 0 ||
@@ -325,9 +333,70 @@ strings_json(char **v, int n)
 	return (a);
 }
 
+/*
+ * A claim's namespace, name and consumers (the pod UIDs of its
+ * reservedFor); without "consumers" they are not known, as for a claim
+ * saved by an older version. meta->pods borrows from o; free the array.
+ */
+static int
+get_meta(struct line *l, json_t *o, const char *where, struct claim_meta *m,
+    const char ***pods)
+{
+	json_t	*a, *v;
+	size_t	 i;
+
+	memset(m, 0, sizeof *m);
+	*pods = NULL;
+	if (get_string(l, o, where, "namespace", 0, &m->ns) != 0 ||
+	    get_string(l, o, where, "name", 0, &m->name) != 0)
+		return (-1);
+	if ((a = json_object_get(o, "consumers")) == NULL)
+		return (0);
+	if (!json_is_array(a))
+		return (line_error(l, "%s: \"consumers\" must be an array of "
+		    "pod UIDs", where));
+	m->known = 1;
+	*pods = xcalloc(json_array_size(a) + 1, sizeof **pods);
+	json_array_foreach(a, i, v) {
+		if (!json_is_string(v)) {
+			free(*pods);
+			*pods = NULL;
+			return (line_error(l, "%s: consumers[%zu] must be a "
+			    "string", where, i));
+		}
+		(*pods)[i] = json_string_value(v);
+	}
+	m->pods = *pods;
+	m->npods = (int)json_array_size(a);
+	return (0);
+}
+
+static int
+op_consumers(struct sim *S, json_t *o, struct line *l)
+{
+	struct claim_meta	 meta;
+	const char		*uid, **pods = NULL;
+	char			*cause = NULL;
+	int			 rc;
+
+	if (get_string(l, o, "consumers", "uid", 1, &uid) != 0 ||
+	    get_meta(l, o, "consumers", &meta, &pods) != 0)
+		return (-1);
+	rc = policy_claim_consumers(S->P, uid, &meta, &l->fx, &cause);
+	free(pods);
+	if (rc != 0) {
+		line_cause(l, cause);
+		return (-1);
+	}
+	json_object_set_new(l->reply, "updates", updates_json(&l->fx));
+	return (0);
+}
+
 static int
 op_claim(struct sim *S, json_t *o, struct line *l)
 {
+	struct claim_meta	 meta;
+	const char		**pods = NULL;
 	struct claim_result	*res = NULL;
 	char			(*num)[32] = NULL;
 	char			 where[64];
@@ -337,6 +406,7 @@ op_claim(struct sim *S, json_t *o, struct line *l)
 	size_t			 i, n;
 	int			 rc = -1;
 
+	memset(&meta, 0, sizeof meta);
 	if (get_string(l, o, "claim", "uid", 1, &uid) != 0)
 		return (-1);
 	if ((results = json_object_get(o, "results")) == NULL)
@@ -369,7 +439,9 @@ op_claim(struct sim *S, json_t *o, struct line *l)
 			goto out;
 		}
 	}
-	if (policy_claim(S->P, uid, res, (int)n, &l->fx, &cause) != 0) {
+	if (get_meta(l, o, "claim", &meta, &pods) != 0)
+		goto out;
+	if (policy_claim(S->P, uid, res, (int)n, &meta, &l->fx, &cause) != 0) {
 		line_cause(l, cause);
 		goto out;
 	}
@@ -378,6 +450,7 @@ op_claim(struct sim *S, json_t *o, struct line *l)
 	    l->fx.nedits));
 	rc = 0;
 out:
+	free(pods);
 	free(res);
 	free(num);
 	return (rc);
@@ -622,6 +695,9 @@ answer(struct sim *S, const char *text, size_t len)
 	if (l.fx.nwarnings > 0)
 		json_object_set_new(l.reply, "warnings",
 		    strings_json(l.fx.warnings, l.fx.nwarnings));
+	if (l.fx.nrefused > 0)
+		json_object_set_new(l.reply, "refused",
+		    strings_json(l.fx.refused, l.fx.nrefused));
 	reply = l.reply;
 	free(l.error);
 	policy_effects_clear(&l.fx);

@@ -12,14 +12,16 @@ The machine: n4c16 (2 packages x 2 nodes x 2 cores x 2 threads, CPUs
 numbered per node: node n holds 4n..4n+3) with CPUs 12-13 isolated and
 CPU 15 reserved."""
 
+import json
 import os
 import re
 import sys
+import time
 import uuid
 
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
-from draenv import CALL_TIMEOUT, DraEnv  # noqa: E402
+from draenv import CALL_TIMEOUT, DraEnv, pod_uid  # noqa: E402
 from nri_runtime import CallError, parse_cpuset  # noqa: E402
 from nri_runtime import format_cpuset as fmt  # noqa: E402
 
@@ -36,10 +38,11 @@ class Env(DraEnv):
         super().__init__(sysfs_root=tap.n4c16(isolated="12-13"))
         assert self.m.isolated == ISOLATED, self.m.isolated
 
-    def prepared(self, node, n, name):
-        """A claim of n CPUs of NUMA node `node`, prepared: the claim, the
-        variable its CDI spec sets and the CPUs it holds."""
-        c = self.claim_on(node, n, name)
+    def prepared(self, node, n, name, consumers=()):
+        """A claim of n CPUs of NUMA node `node` for the pods consumers,
+        prepared: the claim, the variable its CDI spec sets and the CPUs
+        it holds."""
+        c = self.claim_on(node, n, name, consumers=consumers)
         key, val = self.prepare_env(c)
         cpus = parse_cpuset(val)
         assert len(cpus) == n and cpus <= self.m.nodes[node], val
@@ -86,8 +89,9 @@ def expect_pinned(env, cid, cpus, mems, want):
 def test_container_pinned_to_its_claim():
     with Env() as env:
         env.start()
-        c1, key1, val1, p1 = env.prepared(1, 2, "one")
-        c2, key2, val2, p2 = env.prepared(2, 1, "two")
+        c1, key1, val1, p1 = env.prepared(
+            1, 2, "one", consumers=["pinned", "guaranteed", "both"])
+        c2, key2, val2, p2 = env.prepared(2, 1, "two", consumers=["both"])
         assert env.held() == {c1.uid: p1, c2.uid: p2}
 
         # A BestEffort container with the CDI edit, beside other variables.
@@ -159,7 +163,7 @@ def test_pinning_survives_a_restart():
     with Env() as env:
         env.start()
         m, rt = env.m, env.rt
-        c, key, val, held = env.prepared(1, 2, "kept")
+        c, key, val, held = env.prepared(1, 2, "kept", consumers=["pinned"])
         cid, cpus, mems = env.create("pinned", env=["%s=%s" % (key, val)])
         expect_pinned(env, cid, cpus, mems, held)
         xid, xcpus, _ = env.create("excl", qos="Guaranteed", request=1000)
@@ -270,7 +274,7 @@ def test_resources_sh_of_a_container_gone_while_down():
     with Env() as env:
         env.start()
         rt = env.rt
-        c = env.claim_on(2, 1, "c")
+        c = env.claim_on(2, 1, "c", consumers=["pinned"])
         key, val = env.prepare_env(c)
         kept, _, _ = env.create("kept")
         gone, _, _ = env.create("gone", qos="Guaranteed", request=1000)
@@ -290,6 +294,145 @@ def test_resources_sh_of_a_container_gone_while_down():
         assert left == [kept], \
             "resources.sh of containers gone during the restart stayed: %r" \
             % left
+        env.stop()
+
+
+# -- who may run on a claim's CPUs ------------------------------------------
+
+def metric(env, name):
+    """An unlabelled counter, or the sum of a labelled one."""
+    text = env.d.admin("metrics")["result"]["text"]
+    return sum(int(m.group(1)) for m in re.finditer(
+        r"^topoaware_%s_total(?:\{[^}]*\})? (\d+)$" % name, text, re.M))
+
+
+def claim_reads(env, c):
+    return [r for r in env.api.recorded("GET")
+            if r["path"].endswith("/resourceclaims/" + c.name)]
+
+
+def test_forging_pods_are_not_pinned():
+    """The exact variable of a held claim, written into its own spec by a
+    pod the claim does not name, in another namespace or the same one:
+    the claim is read again, the pod is not among its consumers, and it
+    runs on the shared CPUs. The owner keeps the claim to itself."""
+    with Env() as env:
+        env.start()
+        c, key, val, held = env.prepared(1, 2, "owned", consumers=["owner"])
+        reads = len(claim_reads(env, c))
+        cid, cpus, mems = env.create("owner", env=["%s=%s" % (key, val)])
+        expect_pinned(env, cid, cpus, mems, held)
+        # The owner's create needed no read: prepare told who consumes.
+        assert len(claim_reads(env, c)) == reads
+        for name, ns in (("thief", "other"), ("neighbour", "default")):
+            tid, tcpus, _ = env.create(name, env=["%s=%s" % (key, val)],
+                                       namespace=ns)
+            assert tcpus and not tcpus & held, (name, tcpus, held)
+            assert env.container_grant(tid)["pool"] != "claims"
+            assert "DRA_CPUS" not in env.resources(tid)
+            assert not parse_cpuset(env.rt.cpus(tid)) & held
+        # Each was checked against the API server, not only the cache.
+        assert len(claim_reads(env, c)) > reads
+        out = env.d.output()
+        assert "does not consume" in out and "thief" in out, out
+        assert metric(env, "claim_pins_refused") == 2
+        # A Guaranteed forger gets its own CPUs, never the claim's.
+        gid, gcpus, _ = env.create("greedy", qos="Guaranteed", request=1000,
+                                   env=["%s=%s" % (key, val)],
+                                   namespace="other")
+        assert len(gcpus) == 1 and not gcpus & held, gcpus
+        # Nothing moved the owner; the claim is held as it was.
+        assert parse_cpuset(env.rt.cpus(cid)) == held
+        assert env.held() == {c.uid: held}
+        assert env.admin("status")["nri"]["connected"]
+        env.stop()
+
+
+def test_second_consumer_added_after_prepare():
+    """The kubelet prepares a claim once; a pod that comes to share it
+    later is found when its container names the claim: the claim is read
+    again and the container is pinned in the create's own answer."""
+    with Env() as env:
+        env.start()
+        c, key, val, held = env.prepared(2, 1, "shared", consumers=["first"])
+        fid, cpus, mems = env.create("first", env=["%s=%s" % (key, val)])
+        expect_pinned(env, fid, cpus, mems, held)
+        env.reserve(c, ["first", "second"])
+        sid, cpus, mems = env.create("second", env=["%s=%s" % (key, val)])
+        expect_pinned(env, sid, cpus, mems, held)
+        # What was read is kept: after a restart both stay pinned.
+        env.restart()
+        for cid in (fid, sid):
+            assert parse_cpuset(env.rt.cpus(cid)) == held, cid
+        doc = json.load(open(os.path.join(env.d.state_dir, "state.json")))
+        claim = doc["grants"]["claim:" + c.uid]
+        assert sorted(claim["consumers"]) == sorted(
+            [pod_uid("first"), pod_uid("second")]), claim
+        assert (claim["namespace"], claim["name"]) == ("default", "shared")
+        env.stop()
+
+
+def test_slow_api_pins_by_update_later():
+    """No answer from the API server within a second: the container is
+    created on the shared CPUs, said so, and pinned by an update when the
+    answer comes and names its pod."""
+    with Env() as env:
+        env.start()
+        rt = env.rt
+        c, key, val, held = env.prepared(1, 1, "slow", consumers=["first"])
+        env.reserve(c, ["first", "late"])
+        env.api.delay(2.5)
+        t0 = time.monotonic()
+        lid, cpus, _ = env.create("late", env=["%s=%s" % (key, val)])
+        took = time.monotonic() - t0
+        assert took < 2.0, took
+        assert cpus and not cpus & held, cpus
+        env.api.delay(0)
+        assert rt.wait_pushed(lambda p: parse_cpuset(rt.cpus(lid)) == held,
+                              timeout=15), (rt.cpus(lid), held)
+        assert env.container_grant(lid)["pool"] == "claims"
+        assert "no answer from the API server" in env.d.output()
+        env.stop()
+
+
+def test_claims_saved_without_consumers_are_read_at_start():
+    """A state written by an older version has no consumers: they are
+    learnt from one list of the ResourceClaims at start; a container
+    pinned then stays pinned."""
+    with Env() as env:
+        env.start()
+        c, key, val, held = env.prepared(0, 1, "old", consumers=["owner"])
+        cid, cpus, mems = env.create("owner", env=["%s=%s" % (key, val)])
+        expect_pinned(env, cid, cpus, mems, held)
+
+        def downgrade():
+            path = os.path.join(env.d.state_dir, "state.json")
+            doc = json.load(open(path))
+            doc["version"] = 1
+            g = doc["grants"]["claim:" + c.uid]
+            for k in ("consumers", "namespace", "name"):
+                del g[k]
+            for g in doc["grants"].values():
+                g.get("container", {}).pop("podUID", None)
+            with open(path, "w") as f:
+                json.dump(doc, f)
+        env.restart(while_down=downgrade)
+        assert parse_cpuset(env.rt.cpus(cid)) == held
+        lists = [r for r in env.api.recorded("GET") if r["path"] ==
+                 "/apis/resource.k8s.io/v1/resourceclaims"]
+        assert len(lists) == 1, env.api.recorded("GET")
+        deadline = time.monotonic() + 10
+        while True:
+            doc = json.load(open(os.path.join(env.d.state_dir,
+                                              "state.json")))
+            g = doc["grants"]["claim:" + c.uid]
+            if "consumers" in g:
+                break
+            assert time.monotonic() < deadline, g
+            time.sleep(0.05)
+        assert g["consumers"] == [pod_uid("owner")], g
+        tid, tcpus, _ = env.create("thief", env=["%s=%s" % (key, val)])
+        assert not tcpus & held, tcpus
         env.stop()
 
 

@@ -21,7 +21,7 @@ RULES = {
     ("", "nodes"): {"get"},
     ("resource.k8s.io", "resourceslices"):
         {"get", "list", "watch", "create", "update", "delete"},
-    ("resource.k8s.io", "resourceclaims"): {"get"},
+    ("resource.k8s.io", "resourceclaims"): {"get", "list"},
     ("topology.node.k8s.io", "noderesourcetopologies"):
         {"get", "create", "update"},
 }

@@ -59,7 +59,7 @@ def read_state(s):
     """The saved document, which must be whole JSON of version 1."""
     with open(state_path(s)) as f:
         doc = json.load(f)
-    assert doc["version"] == 1, doc
+    assert doc["version"] == 2, doc
     return doc
 
 
@@ -283,7 +283,7 @@ def test_crash_before_the_rename_keeps_the_old_state():
             assert f.read() == old
         tmp = state_path(s) + ".tmp"
         with open(tmp) as f:
-            assert json.load(f)["version"] == 1
+            assert json.load(f)["version"] == 2
         # A temp file that would move the container if it were trusted.
         moved = next(iter(s.machine.online - RESERVED - w.acked[cid]))
         with open(tmp, "w") as f:
@@ -341,6 +341,8 @@ class Mixed(DraEnv):
         self.pending_prepare = set()
         self.pending_unprepare = set()
         self.in_use = {}            # uid: containers naming it
+        self.claim_results = {}     # uid: its allocation results
+        self.claim_pods = {}        # uid: the pod UIDs reserving it
         self.kind = {}              # cid: "excl", "shared" or claim uid
         self.excl_acked = {}        # cid: CPUs of an answered create
 
@@ -373,9 +375,11 @@ class Mixed(DraEnv):
                 name = "claim%d" % self.n
                 c = kubelet.Claim("default", name, uid)
                 self.claims[uid] = c
+                self.claim_results[uid] = [result(dev(rnd.randrange(4)),
+                                                  rnd.choice((1, 1, 2)))]
+                self.claim_pods[uid] = []
                 self.api.set_claim("default", name, resource_claim(
-                    uid, [result(dev(rnd.randrange(4)),
-                                 rnd.choice((1, 1, 2)))], name=name))
+                    uid, self.claim_results[uid], name=name))
                 self.pending_prepare.add(uid)
             elif free:
                 uid = rnd.choice(free)
@@ -439,11 +443,21 @@ class Mixed(DraEnv):
                     p = rt.make_pod("x%d" % self.n, qos="Guaranteed")
                     c = rt.make_container(p, "c", request=1000, limit=1000)
                 else:
+                    pod_uid = str(uuid.UUID(int=rnd.getrandbits(128)))
                     if kind != "shared":
                         self.in_use[kind] = self.in_use.get(kind, 0) + 1
                         env.append("DRA_CPUSET_%s=%s" % (
                             kind, format_cpuset(self.acked[kind])))
-                    p = rt.make_pod("s%d" % self.n, qos="BestEffort")
+                        # The scheduler reserves the claim for the pod
+                        # before the pod reaches the node.
+                        self.claim_pods[kind].append(pod_uid)
+                        self.api.set_claim("default", self.claims[kind].name,
+                                           resource_claim(
+                                               kind, self.claim_results[kind],
+                                               name=self.claims[kind].name,
+                                               pod_uids=self.claim_pods[kind]))
+                    p = rt.make_pod("s%d" % self.n, qos="BestEffort",
+                                    uid=pod_uid)
                     c = rt.make_container(p, "c", env=env)
                 self.kind[c.id] = kind
             else:

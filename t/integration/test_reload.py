@@ -2,8 +2,9 @@
 R-STATE-1..3, R-CLAIM-10): reloads through the admin socket and SIGHUP take
 the same path, accepted ones bump the configuration generation, refused
 ones change nothing and say why in status; grants are saved and held across
-a restart, and a bad state file is moved aside without stopping the
-daemon."""
+a restart, a bad state file is moved aside without stopping the daemon, and
+saved claims that cannot keep their CPUs stop the start with exit status 78
+and say what conflicts."""
 
 import glob
 import json
@@ -87,9 +88,16 @@ def test_reload_over_admin_accepted():
         assert st["lastReload"]["generation"] == st["configGeneration"]
         assert config(d)["pinMemory"] is False
 
+        # The same file again is no new generation, and says so.
+        r = ctl(d, "reload")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith("unchanged"), r.stdout
+        assert status(d)["configGeneration"] == st["configGeneration"]
+        d.write_config({"pinMemory": False, "pinCPU": False})
         r = ctl(d, "reload")
         assert r.returncode == 0, r.stderr
         assert r.stdout.startswith("reloaded"), r.stdout
+        assert status(d)["configGeneration"] == st["configGeneration"] + 1
         finish(d)
 
 
@@ -176,7 +184,7 @@ def test_state_is_saved_and_a_restart_starts_from_it():
         finish(d)
         with open(state_path(d)) as f:
             doc = json.load(f)
-        assert doc["version"] == 1, doc
+        assert doc["version"] == 2, doc
         d.start()
         st = status(d)
         assert st["containers"] == 0 and st["claims"] == 0
@@ -244,6 +252,52 @@ def test_a_saved_claim_is_held_after_restart():
         assert cpulist(doc["grants"]["claim:uid-1"]["cpus"]) == set(cpus)
 
 
+def conflicting_start(d, grants, what):
+    """Starts on saved grants whose claims cannot be reinstated: the
+    daemon must exit 78 (no restart under systemd), name what conflicts
+    and what to do, and leave every claim saved."""
+    write_state(d, grants)
+    with open(state_path(d), "rb") as f:
+        before = f.read()
+    rc = d.start(expect_ready=False)
+    out = d.output()
+    d.kill()
+    assert rc == 78, (rc, out)
+    for w in what + ["claim:<uid>", state_path(d)]:
+        assert w in out, (w, out)
+    # Nothing was dropped nor moved aside: the claims may be in use.
+    with open(state_path(d), "rb") as f:
+        assert f.read() == before
+    assert not glob.glob(state_path(d) + ".bad-*")
+
+
+def test_two_saved_claims_on_one_cpu_stop_for_good():
+    with Daemon() as d:
+        d.start()
+        cpus, pool = node0_claim(d)
+        finish(d)
+        both = ",".join(str(c) for c in cpus)
+        conflicting_start(d, {
+            "claim:uid-1": {"kind": "claim", "cpus": str(cpus[1]),
+                            "pool": pool["name"]},
+            "claim:uid-2": {"kind": "claim", "cpus": both,
+                            "pool": pool["name"]}},
+            ["claims uid-1 and uid-2 both hold CPU %d" % cpus[1]])
+
+
+def test_a_saved_claim_on_a_reserved_cpu_stops_for_good():
+    with Daemon() as d:
+        d.start()
+        cpus, pool = node0_claim(d)
+        finish(d)
+        d.write_config({"reservedResources": {"cpu": "cpuset:%d" % cpus[0]}})
+        conflicting_start(d, {
+            "claim:uid-1": {"kind": "claim", "cpus": str(cpus[0]),
+                            "pool": pool["name"]}},
+            ["claim uid-1 holds CPU %d, which reservedResources.cpu "
+             "reserves" % cpus[0]])
+
+
 def test_corrupt_state_is_moved_aside():
     with Daemon() as d:
         os.makedirs(d.state_dir, mode=0o700)
@@ -260,7 +314,7 @@ def test_corrupt_state_is_moved_aside():
         assert os.path.basename(moved[0]) in d.output(), d.output()
         # A fresh, valid state replaced it.
         with open(state_path(d)) as f:
-            assert json.load(f)["version"] == 1
+            assert json.load(f)["version"] == 2
         finish(d)
 
 

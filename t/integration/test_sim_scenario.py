@@ -273,12 +273,25 @@ def test_containers():
     up = sim.ok({"op": "update", "id": "g", "cpuRequest": "3",
                  "cpuLimit": "3000m"})
     assert len(cpus(up["cpus"])) == 3 and cpus(up["cpus"]) <= NODES[node], up
-    # A container named by a claim's variable runs on the claim's CPUs.
-    c = sim.ok(claim("u", 2, 2))
+    # A container named by a claim's variable runs on the claim's CPUs
+    # when its pod is among the claim's consumers.
+    c = sim.ok(dict(claim("u", 2, 2), consumers=["pod-a"]))
     p = sim.ok({"op": "create", "id": "pinned", "qos": "BestEffort",
+                "podUID": "pod-a",
                 "env": {"DRA_CPUSET_u": c["cpus"], "PATH": "/bin"}})
     assert p["cpus"] == c["cpus"] and p["mems"] == "2", p
-    assert "warnings" not in p
+    assert "warnings" not in p and "refused" not in p, p
+    # Another pod with the same variable is refused, and said so.
+    t = sim.ok({"op": "create", "id": "thief", "qos": "BestEffort",
+                "podUID": "pod-b", "env": {"DRA_CPUSET_u": c["cpus"]}})
+    assert not cpus(t["cpus"]) & cpus(c["cpus"]), t
+    assert len(t["refused"]) == 1 and "thief" in t["refused"][0], t
+    # Until the claim is read again and names its pod too.
+    r = sim.ok({"op": "consumers", "uid": "u",
+                "consumers": ["pod-a", "pod-b"]})
+    assert updates_of(r)["thief"]["cpus"] == c["cpus"], r
+    bad = sim.send({"op": "consumers", "uid": "nope", "consumers": []})
+    assert bad["ok"] is False and "not held" in bad["error"], bad
     w = sim.ok({"op": "create", "id": "liar", "qos": "BestEffort",
                 "env": {"DRA_CPUSET_u": "0-15"}})
     assert cpus(w["cpus"]) != cpus(c["cpus"]), w

@@ -4,13 +4,15 @@ runtime, a fake API server serving the claims and the kubelet stand-in
 
     with DraEnv() as env:
         env.start()
-        c = env.claim_on(1, 2)          # 2 CPUs of NUMA node 1
+        c = env.claim_on(1, 2, consumers=["pod"])   # 2 CPUs of node 1
         key, value = env.prepare_env(c)
         cid, cpus, mems = env.create("pod", env=["%s=%s" % (key, value)])
         env.stop()
 
 The claims' CPUs are read back from their CDI specs, the one place the
-kubelet learns them.
+kubelet learns them. A claim's consumers are pods named as env.create
+names them: their UIDs (pod_uid) go into the claim's status.reservedFor,
+as the scheduler puts them there.
 """
 
 import json
@@ -30,6 +32,11 @@ CALL_TIMEOUT = 20.0
 
 def new_uid():
     return str(uuid.uuid4())
+
+
+def pod_uid(name):
+    """The UID of the pod env.create makes for name."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "pod/" + name))
 
 
 def dev(node):
@@ -61,6 +68,7 @@ class DraEnv(ApiEnv):
         self.cdi_dir = os.path.join(self.folder, "cdi")
         self.m = self.s.machine
         self.others = []
+        self._claims = {}
 
     def start(self, serve=True, register=True):
         super().start(serve=serve)
@@ -98,18 +106,33 @@ class DraEnv(ApiEnv):
             k.close()
 
     def claim(self, results, uid=None, name=None, namespace="default",
-              **kw):
-        """Puts a claim on the API server; its Claim for the kubelet."""
+              consumers=(), **kw):
+        """Puts a claim on the API server, reserved for the pods named
+        consumers; its Claim for the kubelet."""
         uid = uid or new_uid()
         name = name or "claim-" + uid[:8]
+        if consumers:
+            kw["pod_uids"] = [pod_uid(p) for p in consumers]
         self.api.set_claim(namespace, name,
                            resource_claim(uid, results, name=name,
                                           namespace=namespace, **kw))
+        self._claims[uid] = (namespace, name, results, kw)
         return Claim(namespace, name, uid)
 
-    def claim_on(self, node, n, name=None):
+    def reserve(self, c, consumers):
+        """The claim c is now reserved for the pods named consumers (the
+        scheduler adds a pod that shares it)."""
+        namespace, name, results, kw = self._claims[c.uid]
+        kw = dict(kw, pod_uids=[pod_uid(p) for p in consumers])
+        self.api.set_claim(namespace, name,
+                           resource_claim(c.uid, results, name=name,
+                                          namespace=namespace, **kw))
+        self._claims[c.uid] = (namespace, name, results, kw)
+
+    def claim_on(self, node, n, name=None, consumers=()):
         """A claim of n CPUs of NUMA node `node`."""
-        return self.claim([result(dev(node), n)], name=name)
+        return self.claim([result(dev(node), n)], name=name,
+                          consumers=consumers)
 
     def prepare(self, c):
         """Prepares the one claim c; its answer {"error", "devices"}."""
@@ -128,11 +151,14 @@ class DraEnv(ApiEnv):
     def cdi_cpus(self, uid):
         return parse_cpuset(self.cdi_env(uid)[1])
 
-    def create(self, name, qos="BestEffort", request=0, env=()):
-        """Creates a container in a pod of its own (Guaranteed: limit =
-        request); its id and the CPUs and mems of the reply."""
+    def create(self, name, qos="BestEffort", request=0, env=(),
+               namespace="default"):
+        """Creates a container in a pod of its own, whose UID is
+        pod_uid(name) (Guaranteed: limit = request); its id and the CPUs
+        and mems of the reply."""
         rt = self.rt
-        p = rt.make_pod(name, qos=qos)
+        p = rt.make_pod(name, qos=qos, uid=pod_uid(name),
+                        namespace=namespace)
         limit = request if qos == "Guaranteed" else 0
         c = rt.make_container(p, "c", request=request, limit=limit,
                               env=list(env))

@@ -5,8 +5,9 @@ NodeResourceTopologies the client creates, updates and deletes, checks
 their shape the way the real server's validation would (a malformed object
 gets 422 and a Status body), keeps resourceVersion and answers 404 and 409
 like the real one. Tests can make it fail (fail_next), hang until released
-(hang), answer slowly (delay) or with any bytes (raw_next), serve https
-with client certificates (tls), and read every request it saw (recorded).
+(hang), answer slowly (delay) or with any bytes (raw_next, or raw_get for
+the GETs of one path), serve https with client certificates (tls), and read
+every request it saw (recorded).
 
     api = FakeApiServer(token="secret")
     api.start()            # port 0: the kernel chooses; see api.url
@@ -288,6 +289,8 @@ class _Handler(BaseHTTPRequestHandler):
                 api._fail -= 1
             delay = api._delay
             raw_answer = api._raw.pop(0) if api._raw else None
+            if raw_answer is None and self.command == "GET":
+                raw_answer = api._raw_gets.get(urlsplit(self.path).path)
         api._released.wait()
         held = api._held
         if held is not None and self.command == "GET" and any(
@@ -348,6 +351,7 @@ class FakeApiServer:
         self.token = token
         self.tls = tls
         self._raw = []
+        self._raw_gets = {}
         self.lock = threading.Lock()
         self.requests = []
         self.claims = {}
@@ -464,6 +468,15 @@ class FakeApiServer:
         with self.lock:
             self._raw.append((code, data))
 
+    def raw_get(self, path, code, data):
+        """Answer every GET of path with these bytes (None: as before);
+        requests to other paths go on as usual."""
+        with self.lock:
+            if data is None:
+                self._raw_gets.pop(path, None)
+            else:
+                self._raw_gets[path] = (code, data)
+
     def hold_claims(self, names):
         """Hold the GETs of these claims (by name) until .release is set;
         .seen is set when one arrived. Other requests go on."""
@@ -499,6 +512,12 @@ class FakeApiServer:
             if obj is None:
                 return self._not_found("resourceclaims", m.group(2))
             return 200, obj
+        if path == RESOURCE + "/resourceclaims" and method == "GET":
+            return 200, {"apiVersion": "resource.k8s.io/v1",
+                         "kind": "ResourceClaimList",
+                         "metadata": {"resourceVersion": str(self._rv)},
+                         "items": [self.claims[k]
+                                   for k in sorted(self.claims)]}
         m = re.match(r"^/api/v1/nodes/([^/]+)$", path)
         if m and method == "GET":
             obj = self.nodes.get(m.group(1))

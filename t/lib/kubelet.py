@@ -304,7 +304,7 @@ def result(device, cpus, request="cpus", driver=DRIVER, pool=NODE,
 
 
 def resource_claim(uid, results=None, name="claim", namespace="default",
-                   allocated=True, pod_uid=None):
+                   allocated=True, pod_uid=None, pod_uids=()):
     """A ResourceClaim object for FakeApiServer.set_claim(). results is a
     list of result() dicts; allocated=False leaves status.allocation out."""
     requests = sorted({r["request"].split("/")[0] for r in results or []})
@@ -320,9 +320,11 @@ def resource_claim(uid, results=None, name="claim", namespace="default",
             "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
                 {"key": "metadata.name", "operator": "In",
                  "values": [NODE]}]}]}}
-        if pod_uid is not None:
-            obj["status"]["reservedFor"] = [{"resource": "pods",
-                                             "name": "pod", "uid": pod_uid}]
+        uids = list(pod_uids) + ([pod_uid] if pod_uid is not None else [])
+        if uids:
+            obj["status"]["reservedFor"] = [
+                {"resource": "pods", "name": "pod-%d" % i, "uid": u}
+                for i, u in enumerate(uids)]
     return obj
 
 

@@ -45,6 +45,17 @@ env_reset(struct env *e)
 int
 env_claim(struct env *e, const char *uid, const char *results)
 {
+	return (env_claim_for(e, uid, results, NULL));
+}
+
+/* pods: the consumers' pod UIDs, comma-separated; NULL: not known. */
+int
+env_claim_for(struct env *e, const char *uid, const char *results,
+    const char *pods)
+{
+	struct claim_meta	 meta;
+	const char		*pv[16];
+	char			*pcopy = NULL, *ptok, *psave = NULL;
 	struct claim_result	 res[16];
 	char			*copy, *tok, *save = NULL, *eq;
 	int			 n = 0, rc;
@@ -60,7 +71,18 @@ env_claim(struct env *e, const char *uid, const char *results)
 		res[n].cpu = strcmp(eq + 1, "-") == 0 ? NULL : eq + 1;
 		n++;
 	}
-	rc = policy_claim(e->P, uid, res, n, &e->fx, &e->cause);
+	memset(&meta, 0, sizeof meta);
+	if (pods != NULL) {
+		meta.known = 1;
+		meta.pods = pv;
+		pcopy = xstrdup(pods);
+		for (ptok = strtok_r(pcopy, ",", &psave); ptok != NULL &&
+		    meta.npods < 16; ptok = strtok_r(NULL, ",", &psave))
+			pv[meta.npods++] = ptok;
+	}
+	rc = policy_claim(e->P, uid, res, n, pods != NULL ? &meta : NULL,
+	    &e->fx, &e->cause);
+	free(pcopy);
 	free(copy);
 	return (rc);
 }
@@ -109,6 +131,7 @@ env_create(struct env *e, const char *id, const char *qos, long long req,
 	s.id = id;
 	s.name = id;
 	s.pod = id;
+	s.pod_uid = id;		/* each container its own pod */
 	s.namespace = ns ? ns : "default";
 	s.qos = strcmp(qos, "G") == 0 ? QOS_GUARANTEED :
 	    strcmp(qos, "BU") == 0 ? QOS_BURSTABLE : QOS_BESTEFFORT;

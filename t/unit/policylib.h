@@ -26,6 +26,8 @@ void	env_reset(struct env *);
 int	env_claim(struct env *, const char *uid, const char *results);
 int	env_release(struct env *, const char *uid);
 /* qos "BE", "BU" or "G"; request and limit in milli, -1 unset. */
+int	env_claim_for(struct env *, const char *uid, const char *results,
+	    const char *pods);
 int	env_create(struct env *, const char *id, const char *qos,
 	    long long req, long long lim, const char *ns,
 	    const char *annotations, const char *env);

@@ -7,10 +7,12 @@
 
 #include <criterion/criterion.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "claimdoc.h"
+#include "xmalloc.h"
 
 #define UID	"0d6f3c2a-1b2c-4d5e-8f90-123456789abc"
 #define DRV	"topology-aware.nri.io"
@@ -174,4 +176,92 @@ Test(claimdoc, too_many_results)
 	cause = fails(o, UID);
 	cr_assert(strstr(cause, "33") != NULL, "%s", cause);
 	free(cause);
+}
+
+static json_t *
+reserved(const char *reserved_for)
+{
+	json_t		*o;
+	json_error_t	 err;
+	char		*text;
+
+	if (asprintf(&text, "{\"metadata\":{\"name\":\"c\",\"namespace\":\"ns\","
+	    "\"uid\":\"%s\"},\"status\":{\"reservedFor\":%s}}", UID,
+	    reserved_for) < 0)
+		cr_assert_fail("asprintf");
+	o = json_loads(text, 0, &err);
+	cr_assert_not_null(o, "%s: %s", text, err.text);
+	free(text);
+	return (o);
+}
+
+/* Only pods of the core group consume CPUs; their UIDs are kept in order. */
+Test(claimdoc, consumers_are_the_reserved_pods)
+{
+	struct claimdoc		*doc = NULL;
+	struct claim_meta	 m;
+	char			*cause = NULL;
+	json_t			*o;
+
+	o = reserved("[{\"resource\":\"pods\",\"name\":\"a\",\"uid\":\"pa\"},"
+	    "{\"apiGroup\":\"apps\",\"resource\":\"pods\",\"name\":\"x\","
+	    "\"uid\":\"px\"},{\"resource\":\"deployments\",\"name\":\"d\","
+	    "\"uid\":\"pd\"},{\"apiGroup\":\"\",\"resource\":\"pods\","
+	    "\"name\":\"b\",\"uid\":\"pb\"}]");
+	cr_assert_eq(claimdoc_parse_consumers(o, UID, &doc, &cause), 0, "%s",
+	    cause);
+	claimdoc_policy_meta(doc, &m);
+	cr_assert(m.known);
+	cr_assert_str_eq(m.ns, "ns");
+	cr_assert_str_eq(m.name, "c");
+	cr_assert_eq(m.npods, 2);
+	cr_assert_str_eq(m.pods[0], "pa");
+	cr_assert_str_eq(m.pods[1], "pb");
+	claimdoc_free(doc);
+	json_decref(o);
+	/* No reservedFor: nobody, and that is known. */
+	o = reserved("null");
+	cr_assert_eq(claimdoc_parse_consumers(o, UID, &doc, &cause), 0);
+	cr_assert_eq(doc->npods, 0);
+	claimdoc_free(doc);
+	json_decref(o);
+}
+
+Test(claimdoc, bad_reserved_for)
+{
+	struct claimdoc	*doc = NULL;
+	char		*cause = NULL, *list, *p;
+	json_t		*o;
+	int		 i;
+
+	o = reserved("{}");
+	cr_assert_neq(claimdoc_parse_consumers(o, UID, &doc, &cause), 0);
+	cr_assert_not_null(strstr(cause, "reservedFor is not a list"));
+	free(cause);
+	json_decref(o);
+	o = reserved("[{\"resource\":\"pods\",\"name\":\"a\"}]");
+	cr_assert_neq(claimdoc_parse_consumers(o, UID, &doc, &cause), 0);
+	cr_assert_not_null(strstr(cause, "without a UID"));
+	free(cause);
+	json_decref(o);
+	/* More than Kubernetes allows. */
+	list = p = xmalloc(300 * 40 + 8);
+	*p++ = '[';
+	for (i = 0; i < 257; i++)
+		p += sprintf(p, "%s{\"resource\":\"pods\",\"uid\":\"u%d\"}",
+		    i ? "," : "", i);
+	strcpy(p, "]");
+	o = reserved(list);
+	free(list);
+	cr_assert_neq(claimdoc_parse_consumers(o, UID, &doc, &cause), 0);
+	cr_assert_not_null(strstr(cause, "257 entries"));
+	cr_assert_null(doc);
+	free(cause);
+	json_decref(o);
+	/* Another claim's answer. */
+	o = reserved("[]");
+	cr_assert_neq(claimdoc_parse_consumers(o, "other", &doc, &cause), 0);
+	cr_assert_not_null(strstr(cause, "replaced"));
+	free(cause);
+	json_decref(o);
 }

@@ -269,8 +269,8 @@ Test(grants, claim_pinning_by_environment)
 {
 	char	env[128];
 
-	cr_assert_eq(env_claim(&e, "uid-1", "cpudevnuma001=2"), 0, "%s",
-	    e.cause);
+	cr_assert_eq(env_claim_for(&e, "uid-1", "cpudevnuma001=2", "p,f,g"), 0,
+	    "%s", e.cause);
 	snprintf(env, sizeof env, "DRA_CPUSET_uid-1=1,57");
 	create("p", "BE", -1, -1, NULL, NULL, env);
 	assert_cpus("p", "1,57");
@@ -329,7 +329,7 @@ Test(grants, state_round_trip)
 	create("c", "BE", -1, -1, "kube-system", NULL, NULL);
 	cr_assert_eq(env_claim(&e, "k", "cpudevnuma003=3"), 0, "%s", e.cause);
 	doc = policy_save(e.P);
-	cr_assert_eq(json_integer_value(json_object_get(doc, "version")), 1);
+	cr_assert_eq(json_integer_value(json_object_get(doc, "version")), 2);
 	cr_assert_eq(policy_restore(e.topo, e.cfg, doc, &R, &e.cause), 0, "%s",
 	    e.cause);
 	again = policy_save(R);
@@ -361,7 +361,28 @@ restore_refused(const char *text, const char *error)
 Test(grants, bad_state_documents)
 {
 	restore_refused("[]", "not a state document");
-	restore_refused("{\"version\":2,\"grants\":{}}", "newer");
+	restore_refused("{\"version\":3,\"grants\":{}}", "newer");
+	restore_refused("{\"version\":0,\"grants\":{}}", "version 0");
+	restore_refused("{\"version\":\"1\",\"grants\":{}}",
+	    "not an integer");
+	/* Not "bad version 1": what is wrong is grants. */
+	restore_refused("{\"version\":1,\"grants\":[]}",
+	    "\"grants\" is an array, not an object");
+	/* Claim keys follow the rule of claim UIDs from the kubelet. */
+	restore_refused("{\"version\":2,\"grants\":{\"claim:../../x\":{"
+	    "\"kind\":\"claim\",\"cpus\":\"1\",\"pool\":\"root\"}}}",
+	    "claim UID");
+	restore_refused("{\"version\":2,\"grants\":{\"claim:a/b\":{"
+	    "\"kind\":\"claim\",\"cpus\":\"1\",\"pool\":\"root\"}}}",
+	    "claim UID");
+	restore_refused("{\"version\":2,\"grants\":{\"claim:a\":{"
+	    "\"kind\":\"claim\",\"cpus\":\"1\",\"pool\":\"root\","
+	    "\"consumers\":\"p\"}}}", "consumers");
+	restore_refused("{\"version\":2,\"grants\":{\"claim:a\":{"
+	    "\"kind\":\"claim\",\"cpus\":\"1\",\"pool\":\"root\","
+	    "\"consumers\":[\"a b\"]}}}", "not a pod UID");
+	restore_refused("{\"version\":2,\"grants\":{\"..\":{\"kind\":"
+	    "\"container\"}}}", "\"..\"");
 	restore_refused("{\"version\":1}", "not a state document");
 	restore_refused("{\"version\":1,\"grants\":{\"claim:x\":{\"kind\":"
 	    "\"claim\",\"cpus\":\"1-\",\"pool\":\"root\"}}}", "1-");
@@ -436,6 +457,7 @@ create_full(const char *id, enum qos_class qos, long long req, long long lim,
 	s.id = id;
 	s.name = name;
 	s.pod = pod;
+	s.pod_uid = pod;
 	s.namespace = ns;
 	s.qos = qos;
 	s.cpu_request = req;
@@ -590,9 +612,10 @@ Test(grants, state_text_every_kind)
 	json_t			*doc, *g;
 
 	text = check_text(e.P, 1);
-	cr_assert_str_eq(text, "{\"version\":1,\"grants\":{}}\n");
+	cr_assert_str_eq(text, "{\"version\":2,\"grants\":{}}\n");
 	free(text);
-	cr_assert_eq(env_claim(&e, "k1", "cpudevnuma001=2"), 0, "%s", e.cause);
+	cr_assert_eq(env_claim_for(&e, "k1", "cpudevnuma001=2", "pinned"), 0,
+	    "%s", e.cause);
 	cr_assert_eq(env_claim(&e, "k2", "cpudevnuma000=2,cpudevnuma002=3"), 0,
 	    "%s", e.cause);
 	cpus = cpuset_format(policy_claim_cpus(e.P, "k1"));
@@ -759,7 +782,8 @@ Test(grants, state_text_random_walk, .timeout = 120)
 			xasprintf(&claims[nclaims], "u%d", step);
 			xasprintf(&copy, "cpudevnuma%03u=%u",
 			    walk_rand(&seed) % 4, 1 + walk_rand(&seed) % 3);
-			if (env_claim(&e, claims[nclaims], copy) == 0)
+			if (env_claim_for(&e, claims[nclaims], copy,
+			    "pod-1") == 0)
 				nclaims++;
 			else
 				free(claims[nclaims]);

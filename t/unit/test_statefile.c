@@ -44,7 +44,7 @@ state_doc(const char *id, const char *cpus)
 {
 	json_t	*doc;
 
-	doc = json_pack("{s:i, s:{s:{s:s}}}", "version", 1, "grants", id,
+	doc = json_pack("{s:i, s:{s:{s:s}}}", "version", 2, "grants", id,
 	    "cpus", cpus);
 	cr_assert_not_null(doc);
 	return (doc);
@@ -124,7 +124,7 @@ Test(statefile, write_refuses_unversioned_document)
 /* A crash between creating the temporary file and the rename. */
 Test(statefile, crash_leaves_old_state)
 {
-	static const char	 partial[] = "{\"version\":1,\"grants\":{\"c";
+	static const char	 partial[] = "{\"version\":2,\"grants\":{\"c";
 	json_t			*a, *b;
 	char			*dir, *tmp;
 
@@ -262,7 +262,7 @@ Test(statefile, truncated_moved_aside)
 
 Test(statefile, newer_version_moved_aside)
 {
-	BAD("version 2, newer", "{\"version\":2,\"grants\":{}}");
+	BAD("version 3, newer", "{\"version\":3,\"grants\":{}}");
 }
 
 Test(statefile, oversized_moved_aside)
@@ -580,7 +580,7 @@ Test(statefile, resources_refuse_unsafe_input)
  */
 Test(statefile, write_text_is_the_same_file)
 {
-	static const char	 text[] = "{\"version\":1,\"grants\":{\"c1\":"
+	static const char	 text[] = "{\"version\":2,\"grants\":{\"c1\":"
 	    "{\"cpus\":\"0-3\",\"n\":\"\\u001F\\\"\xc3\xa9\"}}}";
 	json_t			*doc;
 	char			*dir, *other, *path, *cause = NULL, *a, *b;
@@ -646,10 +646,10 @@ Test(statefile, write_text_refuses_unversioned_text)
 	dir = testlib_tmpdir();
 	a = state_doc("c1", "0-3");
 	write_ok(dir, a);
-	write_text_refused(dir, "{\"grants\":{},\"version\":1}", a);
+	write_text_refused(dir, "{\"grants\":{},\"version\":2}", a);
 	write_text_refused(dir, "{\"version\":10,\"grants\":{}}", a);
-	write_text_refused(dir, "{\"version\":2,\"grants\":{}}", a);
-	write_text_refused(dir, "{\"version\":1", a);
+	write_text_refused(dir, "{\"version\":1,\"grants\":{}}", a);
+	write_text_refused(dir, "{\"version\":2", a);
 	write_text_refused(dir, "", a);
 	write_text_refused(dir, NULL, a);
 	json_decref(a);
@@ -666,13 +666,13 @@ Test(statefile, write_text_errors)
 	dir = testlib_tmpdir();
 	file = join(dir, "plain");
 	testlib_write(file, "x", 1);
-	cr_assert_eq(statefile_write_text(file, "{\"version\":1}", 13,
+	cr_assert_eq(statefile_write_text(file, "{\"version\":2}", 13,
 	    &cause), -ENOTDIR);
 	cr_assert_not_null(strstr(cause, file), "%s", cause);
 	free(cause);
 	cause = NULL;
 	missing = join(dir, "absent");
-	cr_assert_eq(statefile_write_text(missing, "{\"version\":1}", 13,
+	cr_assert_eq(statefile_write_text(missing, "{\"version\":2}", 13,
 	    &cause), -ENOENT);
 	cr_assert_not_null(strstr(cause, missing), "%s", cause);
 	free(cause);
@@ -686,7 +686,7 @@ Test(statefile, write_text_errors)
 	n = 10000;
 	big = xmalloc(n + 1);
 	memset(big, ' ', n);
-	memcpy(big, "{\"version\":1}", 13);
+	memcpy(big, "{\"version\":2}", 13);
 	big[n] = '\0';
 	cr_assert(signal(SIGXFSZ, SIG_IGN) != SIG_ERR);
 	cr_assert(getrlimit(RLIMIT_FSIZE, &rl) == 0);
