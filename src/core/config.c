@@ -7,6 +7,7 @@
  */
 #include "autoconf.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -347,9 +348,31 @@ config_check_cpu(const char *s, int reserved, char **why)
 	struct cpuset	 set = CPUSET_INITIALIZER;
 	const char	*list;
 	long long	 milli;
-	char		*cause = NULL, *q = NULL;
+	char		*cause = NULL, *q = NULL, *fixed, *p;
 	int		 rc = 0;
 
+	/*
+	 * cpuset_parse allows blanks around the list (sysfs ends its files
+	 * with a newline); the Go policy's parser allows none anywhere, so
+	 * a config it would refuse is refused here too, with the fix.
+	 */
+	if (((list = config_after(s, CONFIG_PREFIX_EXCLUDE)) != NULL ||
+	    (list = config_after(s, CONFIG_PREFIX_CPUSET)) != NULL) &&
+	    strpbrk(list, " \t\n\r\f\v") != NULL) {
+		fixed = xstrdup(s);
+		for (p = fixed, list = s; *list != '\0'; list++)
+			if (!isspace((unsigned char)*list))
+				*p++ = *list;
+		*p = '\0';
+		q = config_quote(s);
+		p = config_quote(fixed);
+		xasprintf(why, "%s: blanks are not allowed in a CPU list; "
+		    "write %s", q, p);
+		free(p);
+		free(fixed);
+		free(q);
+		return (-1);
+	}
 	if ((list = config_after(s, CONFIG_PREFIX_EXCLUDE)) != NULL) {
 		if (cpuset_parse(&set, list, why) != 0)
 			rc = -1;

@@ -720,7 +720,10 @@ print_reload(json_t *r)
 {
 	char	*s = scalar(json_object_get(r, "generation"));
 
-	printf("reloaded: configuration generation %s\n", s);
+	if (json_is_true(json_object_get(r, "unchanged")))
+		printf("unchanged: configuration generation %s stays\n", s);
+	else
+		printf("reloaded: configuration generation %s\n", s);
 	free(s);
 }
 

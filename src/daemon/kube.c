@@ -14,6 +14,7 @@
 #include <sys/queue.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,17 +115,28 @@ kube_deliver(struct kube_request *r)
 {
 	json_t		*body = NULL;
 	json_error_t	 jerr;
+	char		*text;
 
 	TAILQ_REMOVE(&r->kube->requests, r, entry);
 	if (r->status != 0 && r->resplen != 0) {
 		body = json_loadb(r->resp, r->resplen, JSON_DECODE_ANY |
 		    JSON_REJECT_DUPLICATES, &jerr);
 		if (body == NULL && r->error == NULL) {
-			xasprintf(&r->error, "%s %s: HTTP %d: answer is not "
-			    "JSON: %s", r->method, r->url, r->status,
-			    jerr.text);
+			/* jansson quotes the answer near the error. */
+			text = log_escape(jerr.text, 160);
+			xasprintf(&r->error, "%s %s: HTTP %d: the answer is "
+			    "not JSON: %s at line %d, column %d (byte %d of "
+			    "%zu)", r->method, r->url, r->status, text,
+			    jerr.line, jerr.column, jerr.position,
+			    r->resplen);
+			free(text);
 			kube_note_failure(r->kube, r->error);
 		}
+	} else if (r->status / 100 == 2 && r->error == NULL &&
+	    strcmp(r->method, "GET") == 0) {
+		xasprintf(&r->error, "%s %s: HTTP %d: the answer is empty",
+		    r->method, r->url, r->status);
+		kube_note_failure(r->kube, r->error);
 	}
 	r->kube = NULL;		/* kube_cancel from the callback: no-op */
 	/* Out of the list first: the callback may free the whole client. */
@@ -364,11 +376,38 @@ kube_write(char *data, size_t size, size_t n, void *arg)
 	return (len);
 }
 
+/* One credential to curl: its inline bytes, or its file read now. */
+static int
+kube_blob(CURL *e, CURLoption opt, const char *file, const char *data,
+    size_t len, const char *what, char **cause)
+{
+	struct curl_blob	 blob;
+	char			*buf = NULL;
+	int			 error;
+
+	if (data == NULL && file == NULL)
+		return (0);
+	if (data == NULL) {
+		if ((error = kube_config_file(file, what, &buf, &len,
+		    cause)) != 0)
+			return (error);
+		data = buf;
+	}
+	blob.data = (void *)(uintptr_t)data;
+	blob.len = len;
+	blob.flags = CURL_BLOB_COPY;
+	curl_easy_setopt(e, opt, &blob);
+	if (buf != NULL) {
+		explicit_bzero(buf, len);
+		free(buf);
+	}
+	return (0);
+}
+
 static int
 kube_setup_easy(struct kube_request *r, char **cause)
 {
 	struct kube_config	*cfg = r->kube->cfg;
-	struct curl_blob	 blob;
 	CURL			*e;
 	char			*token = NULL, *h;
 	int			 error, timeout;
@@ -433,32 +472,22 @@ kube_setup_easy(struct kube_request *r, char **cause)
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
-	/* The blobs are copied by curl (CURL_BLOB_COPY). */
-	blob.flags = CURL_BLOB_COPY;
-	if (cfg->ca_data != NULL) {
-		blob.data = cfg->ca_data;
-		blob.len = cfg->ca_len;
-		curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &blob);
-	} else if (cfg->ca_file != NULL)
-		curl_easy_setopt(e, CURLOPT_CAINFO, cfg->ca_file);
-	if (cfg->cert_data != NULL) {
-		blob.data = cfg->cert_data;
-		blob.len = cfg->cert_len;
-		curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &blob);
+	/*
+	 * Files are read here, not by curl, which would open them blocking
+	 * on the loop. The blobs are copied by curl (CURL_BLOB_COPY).
+	 */
+	if ((error = kube_blob(e, CURLOPT_CAINFO_BLOB, cfg->ca_file,
+	    cfg->ca_data, cfg->ca_len, "certificate-authority", cause)) != 0 ||
+	    (error = kube_blob(e, CURLOPT_SSLCERT_BLOB, cfg->cert_file,
+	    cfg->cert_data, cfg->cert_len, "client-certificate",
+	    cause)) != 0 ||
+	    (error = kube_blob(e, CURLOPT_SSLKEY_BLOB, cfg->key_file,
+	    cfg->key_data, cfg->key_len, "client-key", cause)) != 0)
+		return (error);
+	if (cfg->cert_file != NULL || cfg->cert_data != NULL)
 		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
-	} else if (cfg->cert_file != NULL) {
-		curl_easy_setopt(e, CURLOPT_SSLCERT, cfg->cert_file);
-		curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
-	}
-	if (cfg->key_data != NULL) {
-		blob.data = cfg->key_data;
-		blob.len = cfg->key_len;
-		curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &blob);
+	if (cfg->key_file != NULL || cfg->key_data != NULL)
 		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
-	} else if (cfg->key_file != NULL) {
-		curl_easy_setopt(e, CURLOPT_SSLKEY, cfg->key_file);
-		curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
-	}
 	return (0);
 }
 

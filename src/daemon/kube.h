@@ -87,5 +87,13 @@ void	kube_config_free(struct kube_config *);
 /* The bearer token to send now, or NULL (caller frees). */
 int	kube_config_token(const struct kube_config *, char **token,
 	    char **cause);
+/*
+ * The bytes of a credential file (ca_file, cert_file, key_file), read
+ * without blocking and bounded; what names it in the cause. The kubelet
+ * rotates its client certificate on disk, so each connection attempt
+ * reads them again, as it does the token. Caller frees *data.
+ */
+int	kube_config_file(const char *path, const char *what, char **data,
+	    size_t *len, char **cause);
 
 #endif

@@ -15,6 +15,7 @@
 #include <yaml.h>
 
 #include "kube.h"
+#include "readfile.h"
 #include "xmalloc.h"
 
 #define KUBE_SA_DIR		"/var/run/secrets/kubernetes.io/serviceaccount"
@@ -38,49 +39,11 @@ kube_config_free(struct kube_config *cfg)
 	free(cfg);
 }
 
-static int
-read_small_file(const char *path, char **out, size_t *outlen, char **cause)
+int
+kube_config_file(const char *path, const char *what, char **data,
+    size_t *len, char **cause)
 {
-	FILE	*f;
-	char	*buf;
-	size_t	 len = 0, n, size;
-	int	 error;
-
-	if ((f = fopen(path, "r")) == NULL) {
-		error = errno;
-		xasprintf(cause, "%s: %s", path, strerror(error));
-		return (-error);
-	}
-	size = 4096;
-	buf = xmalloc(size);
-	while ((n = fread(buf + len, 1, size - len, f)) > 0) {
-		len += n;
-		if (len > KUBE_MAX_FILE)
-			break;
-		if (len == size) {
-			size *= 2;
-			buf = xreallocarray(buf, 1, size);
-		}
-	}
-	if (ferror(f)) {
-		error = errno != 0 ? errno : EIO;
-		fclose(f);
-		free(buf);
-		xasprintf(cause, "%s: %s", path, strerror(error));
-		return (-error);
-	}
-	fclose(f);
-	if (len > KUBE_MAX_FILE) {
-		free(buf);
-		xasprintf(cause, "%s: larger than %d bytes", path,
-		    KUBE_MAX_FILE);
-		return (-EFBIG);
-	}
-	buf[len] = '\0';
-	*out = buf;
-	if (outlen != NULL)
-		*outlen = len;
-	return (0);
+	return (readfile(path, what, KUBE_MAX_FILE, data, len, cause));
 }
 
 static int
@@ -334,13 +297,9 @@ load_file(const char *path, struct kube_config *cfg, char **cause)
 	size_t		 len;
 	int		 error;
 
-	if ((error = read_small_file(path, &text, &len, cause)) != 0) {
-		char *c = *cause;
-
-		xasprintf(cause, "kubeconfig %s", c);
-		free(c);
+	if ((error = readfile(path, "kubeconfig", KUBE_MAX_FILE, &text, &len,
+	    cause)) != 0)
 		return (error);
-	}
 	if (!yaml_parser_initialize(&parser)) {
 		free(text);
 		xasprintf(cause, "%s: cannot start the YAML parser", path);
@@ -377,7 +336,7 @@ static int
 load_in_cluster(struct kube_config *cfg, char **cause)
 {
 	const char	*host, *port, *dir;
-	char		*token, *c;
+	char		*token;
 	int		 error;
 
 	host = getenv("KUBERNETES_SERVICE_HOST");
@@ -396,13 +355,10 @@ load_in_cluster(struct kube_config *cfg, char **cause)
 	xasprintf(&cfg->ca_file, "%s/ca.crt", dir);
 	xasprintf(&cfg->token_file, "%s/token", dir);
 	/* Fail now on a missing token rather than on the first request. */
-	if ((error = read_small_file(cfg->token_file, &token, NULL,
-	    cause)) != 0) {
-		c = *cause;
-		xasprintf(cause, "service account token %s", c);
-		free(c);
+	if ((error = readfile(cfg->token_file, "service account token",
+	    KUBE_MAX_FILE, &token, NULL, cause)) != 0)
 		return (error);
-	}
+	explicit_bzero(token, strlen(token));
 	free(token);
 	return (0);
 }
@@ -445,8 +401,8 @@ kube_config_token(const struct kube_config *cfg, char **token, char **cause)
 		return (0);
 	}
 	/* Projected tokens are rotated on disk, so read it every time. */
-	if ((error = read_small_file(cfg->token_file, &text, NULL,
-	    cause)) != 0)
+	if ((error = readfile(cfg->token_file, "token file", KUBE_MAX_FILE,
+	    &text, NULL, cause)) != 0)
 		return (error);
 	end = text + strlen(text);
 	while (end > text && (end[-1] == '\n' || end[-1] == '\r' ||

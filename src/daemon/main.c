@@ -5,6 +5,7 @@
 #include "autoconf.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -246,12 +247,13 @@ main(int argc, char **argv)
 	}
 
 	log_init(o.foreground, o.verbosity);
-	if (server_init(&srv, &o, &cause) != 0 ||
-	    server_start(&srv, &cause) != 0) {
+	if ((rc = server_init(&srv, &o, &cause)) != 0 ||
+	    (rc = server_start(&srv, &cause)) != 0) {
 		log_warnx("cannot start: %s", cause);
 		free(cause);
 		server_clear(&srv);
-		return (1);
+		/* Starting again would fail the same way. */
+		return (rc == -ENOTRECOVERABLE ? SERVER_EXIT_CONFIG : 1);
 	}
 	rc = event_base_dispatch(srv.base);
 	if (rc < 0)

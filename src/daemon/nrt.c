@@ -222,7 +222,7 @@ nrt_get_cb(void *arg, int status, json_t *body, const char *error)
 		nrt_end(n, 0);
 		return;
 	}
-	if (status == 200) {
+	if (status == 200 && body != NULL) {
 		rv = json_string_value(json_object_get(json_object_get(body,
 		    "metadata"), "resourceVersion"));
 		if (rv == NULL) {

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "readfile.h"
 #include "sysfs.h"
 #include "xmalloc.h"
 
@@ -61,48 +62,23 @@ sysfs_toolong(const char *what, char **cause)
 /*
  * Reads a whole small file with trailing white space cut. -ENOENT
  * without a cause when it does not exist; other failures name the file.
+ * readfile refuses a FIFO or a folder planted in a recorded tree.
  */
 static int
 sysfs_read(const char *path, char **out, char **cause)
 {
-	FILE	*f;
-	char	*buf;
-	size_t	 n, size;
-	int	 error;
+	char	*buf, *why = NULL;
+	size_t	 n;
+	int	 rc;
 
 	*out = NULL;
-	if ((f = fopen(path, "re")) == NULL) {
-		error = errno;
-		if (error == ENOENT || error == ENOTDIR)
+	if ((rc = readfile(path, NULL, SYSFS_MAX_FILE, &buf, &n, &why)) != 0) {
+		if (rc == -ENOENT || rc == -ENOTDIR) {
+			free(why);
 			return (-ENOENT);
-		xasprintf(cause, "%s: %s", path, strerror(error));
-		return (-error);
-	}
-	/* Most sysfs files are a few bytes: start small, grow to the cap. */
-	size = 4096;
-	buf = xmalloc(size);
-	n = 0;
-	for (;;) {
-		n += fread(buf + n, 1, size - n, f);
-		/* A short read is the end, and leaves room for the NUL. */
-		if (ferror(f) || n < size || n > SYSFS_MAX_FILE)
-			break;
-		size *= 2;
-		buf = xreallocarray(buf, 1, size);
-	}
-	if (ferror(f)) {
-		error = errno != 0 ? errno : EIO;
-		fclose(f);
-		free(buf);
-		xasprintf(cause, "%s: %s", path, strerror(error));
-		return (-error);
-	}
-	fclose(f);
-	if (n > SYSFS_MAX_FILE) {
-		free(buf);
-		xasprintf(cause, "%s: larger than %d bytes", path,
-		    SYSFS_MAX_FILE);
-		return (-EFBIG);
+		}
+		*cause = why;
+		return (rc);
 	}
 	if (memchr(buf, '\0', n) != NULL) {
 		free(buf);

@@ -8,10 +8,8 @@
 #include "autoconf.h"
 
 #include <sys/inotify.h>
-#include <sys/stat.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +21,6 @@
 #include "server.h"
 #include "watch.h"
 #include "xmalloc.h"
-
-/* Larger files are not compared, only reloaded. */
-#define WATCH_SNAPSHOT_MAX	(1024 * 1024)
 
 /*
  * A ConfigMap mounted in a pod: the file is a symlink through ..data,
@@ -47,43 +42,17 @@ struct watch {
 	struct timeval	 quiet;
 	struct event	*ev;
 	struct event	*timer;
-	int		 missing;	/* the file was gone at the last look */
 };
 
 static void
 watch_fire(evutil_socket_t fd, short what, void *arg)
 {
 	struct watch	*w = arg;
-	struct server	*srv = w->srv;
-	struct stat	 sb;
-	char		*cause = NULL, *text = NULL;
-	size_t		 len = 0;
-	int		 same;
+	char		*cause = NULL;
 
-	/* load_config reads an absent file as the defaults: not wanted here. */
-	if (stat(srv->opts.config_path, &sb) != 0 && errno == ENOENT) {
-		if (!w->missing)
-			log_warnx("config file %s removed; configuration "
-			    "generation %u stays in force until it is back",
-			    srv->opts.config_path, srv->generation);
-		w->missing = 1;
-		return;
-	}
-	if (w->missing)
-		log_info("config file %s is back", srv->opts.config_path);
-	w->missing = 0;
-	/* SIGHUP or `reload` may have read this content already. */
-	watch_snapshot(srv->opts.config_path, &text, &len);
-	same = text != NULL && srv->cfg_text != NULL &&
-	    len == srv->cfg_textlen && memcmp(text, srv->cfg_text, len) == 0;
-	free(text);
-	if (same) {
-		log_debug("config file %s: content already loaded",
-		    srv->opts.config_path);
-		return;
-	}
-	/* server_reload logs a refusal and records it for status. */
-	if (server_reload(srv, "file change", &cause) != 0)
+	/* server_reload has every rule (a removed file, bytes already
+	 * loaded) and logs and records a refusal itself. */
+	if (server_reload(w->srv, "file change", &cause) != 0)
 		free(cause);
 }
 
@@ -201,7 +170,6 @@ watch_new(struct server *srv, int debounce_ms, struct watch **out,
 		rc = -ENOMEM;
 		goto fail;
 	}
-	w->missing = access(path, F_OK) != 0 && errno == ENOENT;
 	log_debug("watching %s in %s", w->name, w->dir);
 	*out = w;
 	return (0);
@@ -209,38 +177,6 @@ watch_new(struct server *srv, int debounce_ms, struct watch **out,
 fail:
 	watch_free(w);
 	return (rc);
-}
-
-void
-watch_snapshot(const char *path, char **text, size_t *len)
-{
-	char	*buf;
-	size_t	 have = 0;
-	ssize_t	 n;
-	int	 fd;
-
-	*text = NULL;
-	*len = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
-		return;
-	buf = xmalloc(WATCH_SNAPSHOT_MAX + 1);
-	for (;;) {
-		n = read(fd, buf + have, WATCH_SNAPSHOT_MAX + 1 - have);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		if (have > WATCH_SNAPSHOT_MAX)
-			break;
-	}
-	close(fd);
-	if (n < 0 || have > WATCH_SNAPSHOT_MAX) {
-		free(buf);
-		return;
-	}
-	*text = buf;
-	*len = have;
 }
 
 void

@@ -1,8 +1,8 @@
 /*
  * The config file's watcher (R-CONF-2): inotify on the file's folder, so a
  * write in place and a write-to-temp-and-rename both count, debounced, then
- * the one reload path. A removed file is not a reload: the config in force
- * stays until a file is back.
+ * the one reload path, whose rules decide (a removed file is refused, the
+ * config in force stays until a file is back).
  */
 #ifndef TOPOAWARE_WATCH_H
 #define TOPOAWARE_WATCH_H
@@ -21,13 +21,5 @@ struct watch;
 int	watch_new(struct server *srv, int debounce_ms, struct watch **out,
 	    char **cause);
 void	watch_free(struct watch *);
-
-/*
- * The config file's bytes as a reload is about to read them, so that a
- * change event for content already loaded (or already refused) by another
- * trigger is not a second reload. *text is NULL when the file cannot be
- * read whole; the caller frees it.
- */
-void	watch_snapshot(const char *path, char **text, size_t *len);
 
 #endif

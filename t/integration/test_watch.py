@@ -2,9 +2,10 @@
 the real daemon: its folder is watched, so a rename over the file and a
 write in place both reload; a burst of writes within the quiet period is
 one reload; a refused reload keeps the config in force and says why in
-status; a removed file is not a reload; other files of the folder do not
-count. Every reload ends with READY=1 on the notify socket, which is what
-the tests wait for, each with a deadline."""
+status; a removed file is refused, and bytes already loaded are
+"unchanged" (server_reload's rules, test_reload_rules.py); other files of
+the folder do not count. Every reload ends with READY=1 on the notify
+socket, which is what the tests wait for, each with a deadline."""
 
 import json
 import os
@@ -241,12 +242,14 @@ def test_a_removed_file_keeps_the_config_in_force():
         ns = d.listen_notify()
         try:
             os.unlink(d.config_path)
-            wait_log(d, "removed")
-            # Absent means the defaults at start, never at a reload.
-            assert readies_within(ns, QUIET) == 0
+            # Absent means the defaults at start, never at a reload: the
+            # reload is refused, and status says why.
+            wait_ready(ns)
             st = status(d)
             assert st["configGeneration"] == 1, st
-            assert st["lastReload"]["ok"] is True, st
+            assert st["lastReload"]["ok"] is False, st
+            assert "is gone" in st["lastReload"]["error"], st
+            assert d.config_path in st["lastReload"]["error"], st
             assert config(d)["pinMemory"] is False
 
             # Back, it is reloaded.
@@ -256,6 +259,7 @@ def test_a_removed_file_keeps_the_config_in_force():
             ns.close()
         st = status(d)
         assert st["configGeneration"] == 2, st
+        assert st["lastReload"]["ok"] is True, st
         cfg = config(d)
         assert cfg["pinCPU"] is False and cfg["pinMemory"] is False
         finish(d)
@@ -310,22 +314,27 @@ def test_content_already_loaded_is_not_reloaded_again():
         ns = d.listen_notify()
         try:
             # `reload` reads the new file before the quiet period ends;
-            # the change event that follows is then nothing new.
+            # the change event that follows finds it unchanged.
             d.write_config({"pinCPU": False})
             r = d.admin("reload")
             assert r["ok"], r
             wait_ready(ns)
-            assert readies_within(ns, QUIET) == 0
-            assert status(d)["configGeneration"] == 2
+            wait_ready(ns)
+            st = status(d)
+            assert st["configGeneration"] == 2, st
+            assert st["lastReload"]["unchanged"] is True, st
+            assert "config %s unchanged" % d.config_path in d.output()
 
             # The same bytes written again are no change either.
             write_in_place(d, {"pinCPU": False})
-            assert readies_within(ns, QUIET) == 0
+            wait_ready(ns)
             assert status(d)["configGeneration"] == 2
 
-            # A refusal by SIGHUP is not repeated by the watch.
+            # A refusal by SIGHUP is answered again by the watch, without
+            # loading the same bytes a second time.
             d.write_config("{")
             d.signal(signal.SIGHUP)
+            wait_ready(ns)
             wait_ready(ns)
             assert readies_within(ns, QUIET) == 0
         finally:
@@ -333,9 +342,13 @@ def test_content_already_loaded_is_not_reloaded_again():
         st = status(d)
         assert st["configGeneration"] == 2, st
         assert st["lastReload"]["ok"] is False, st
+        assert d.config_path in st["lastReload"]["error"], st
         m = d.admin("metrics")["result"]["text"]
         assert 'topoaware_reloads_total{result="refused"} 1\n' in m, m
         assert 'topoaware_reloads_total{result="ok"} 1\n' in m, m
+        assert 'topoaware_reloads_total{result="unchanged"} 3\n' in m, m
+        # Whichever came first loaded it; the other only answered.
+        assert d.output().count(") refused, generation") == 1
         finish(d)
 
 
