@@ -298,8 +298,8 @@ admin_command(struct admin *a, const char *command, const char *const *args,
 		free(cause);
 		return (line);
 	}
-	return (adminproto_reply_ok(json_pack("{s:i}", "generation",
-	    (int)srv->generation)));
+	return (adminproto_reply_ok(json_pack("{s:i, s:b}", "generation",
+	    (int)srv->generation, "unchanged", srv->last_reload.unchanged)));
 }
 
 static int

@@ -97,8 +97,8 @@ def test_status_has_the_fields_of_r_admin():
         assert isinstance(st["uptimeSeconds"], int)
         assert st["uptimeSeconds"] >= 0
         assert st["configGeneration"] == 1
-        assert st["lastReload"] == {"ok": True, "error": None,
-                                    "generation": 1}, st
+        assert st["lastReload"] == {"ok": True, "unchanged": False,
+                                    "error": None, "generation": 1}, st
         # No runtime listens on the test's NRI socket.
         assert st["nri"]["connected"] is False
         assert isinstance(st["dra"]["registered"], bool)
@@ -133,8 +133,10 @@ def test_every_command_answers():
         assert cfg["result"]["reservedResources"]["cpu"] == "750m"
         assert cfg["result"]["dra"]["driverName"] == "topology-aware.nri.io"
 
+        d.write_config({})      # absent, a reload would be "unchanged"
         r = d.admin("reload")
-        assert r == {"ok": True, "result": {"generation": 2}}, r
+        assert r == {"ok": True, "result": {"generation": 2,
+                                            "unchanged": False}}, r
 
         m = d.admin("metrics")
         assert m["ok"], m
