@@ -7,6 +7,11 @@
  * A connection is never freed inside one of its own callbacks: it is
  * marked dead and the reap event, activated for the purpose, frees it on
  * a later pass of the loop.
+ *
+ * Idle peers must not lock topoawarectl out: a request line begun and not
+ * ended within ADMIN_REQUEST_TIMEOUT_MS closes its connection, and when
+ * all SERVER_MAX_ADMIN_CONNS are taken the connection quiet the longest
+ * makes room for the new one.
  */
 #include "autoconf.h"
 
@@ -19,9 +24,11 @@
 #include <errno.h>
 #include <libgen.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -47,13 +54,21 @@
 #define ADMIN_BACKLOG			16
 /* After accept fails (EMFILE), listening pauses this long. */
 #define ADMIN_ACCEPT_PAUSE_SEC		1
+/* A request line must be whole this soon after its first byte. */
+#define ADMIN_REQUEST_TIMEOUT_MS	5000
+/* A peer that takes none of its answer for this long is dropped. */
+#define ADMIN_WRITE_TIMEOUT_MS		10000
 
 struct admin_conn {
 	struct admin		*admin;
 	struct bufferevent	*bev;
 	struct adminproto	 proto;
+	struct event		*ev_timeout;	/* a line left unfinished */
 	uid_t			 uid;
 	pid_t			 pid;
+	uint64_t		 active;	/* ms, when bytes last came */
+	int			 timing;	/* ev_timeout is armed */
+	int			 finished;	/* the last line at EOF is done */
 	int			 handled;	/* this wakeup */
 	int			 more;		/* input waits for its turn */
 	int			 paused;	/* output above the high mark */
@@ -73,10 +88,20 @@ struct admin {
 	struct event		*ev_work;
 	struct event		*ev_resume;
 	struct admin_conns	 conns;
-	int			 nconns;
+	int			 nconns;	/* not counting the dead */
 };
 
 static void	conn_process(struct admin_conn *);
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec	ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		fatal("clock_gettime");
+	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
 
 static void
 conn_kill(struct admin_conn *c)
@@ -84,7 +109,9 @@ conn_kill(struct admin_conn *c)
 	if (c->dead)
 		return;
 	c->dead = 1;
+	c->admin->nconns--;
 	bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+	evtimer_del(c->ev_timeout);
 	event_active(c->admin->ev_reap, EV_TIMEOUT, 0);
 }
 
@@ -94,10 +121,85 @@ conn_free(struct admin_conn *c)
 	struct admin	*a = c->admin;
 
 	TAILQ_REMOVE(&a->conns, c, entry);
-	a->nconns--;
+	if (!c->dead)
+		a->nconns--;
 	bufferevent_free(c->bev);
+	event_free(c->ev_timeout);
 	adminproto_clear(&c->proto);
 	free(c);
+}
+
+/*
+ * Says why to a peer we stop serving, with what the socket takes at once
+ * (an answer it has not read may be in the way), and closes.
+ */
+static void
+conn_drop(struct admin_conn *c, const char *why)
+{
+	char	*line;
+	ssize_t	 n;
+
+	line = adminproto_reply_error(why);
+	n = send(bufferevent_getfd(c->bev), line, strlen(line),
+	    MSG_DONTWAIT | MSG_NOSIGNAL);
+	(void)n;
+	free(line);
+	conn_kill(c);
+}
+
+/* Arms the request timeout when a line begins, stops it when none is
+ * unfinished. */
+static void
+conn_watch(struct admin_conn *c)
+{
+	struct timeval	tv = { ADMIN_REQUEST_TIMEOUT_MS / 1000,
+			    (ADMIN_REQUEST_TIMEOUT_MS % 1000) * 1000 };
+
+	if (c->dead)
+		return;
+	if (c->eof || !adminproto_partial(&c->proto)) {
+		if (c->timing)
+			evtimer_del(c->ev_timeout);
+		c->timing = 0;
+	} else if (!c->timing) {
+		evtimer_add(c->ev_timeout, &tv);
+		c->timing = 1;
+	}
+}
+
+static void
+timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct admin_conn	*c = arg;
+	char			*why;
+
+	c->timing = 0;
+	if (c->dead)
+		return;
+	log_info("admin: closing the connection of pid %ld: a request "
+	    "unfinished for %d ms", (long)c->pid, ADMIN_REQUEST_TIMEOUT_MS);
+	metrics_inc("errors", "kind", "admin_limit");
+	xasprintf(&why, "request line unfinished after %d ms",
+	    ADMIN_REQUEST_TIMEOUT_MS);
+	conn_drop(c, why);
+	free(why);
+}
+
+/* The connection to close for a newcomer: the one quiet the longest of
+ * those with no answer on its way or requests waiting. */
+static struct admin_conn *
+conn_idlest(struct admin *a)
+{
+	struct admin_conn	*c, *best = NULL;
+
+	TAILQ_FOREACH(c, &a->conns, entry) {
+		if (c->dead || c->more || c->paused ||
+		    evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+			continue;
+		if (best == NULL || c->active < best->active)
+			best = c;
+	}
+	return (best);
 }
 
 static void
@@ -371,8 +473,15 @@ conn_process(struct admin_conn *c)
 			break;
 		}
 	}
-	if (!c->dead)
+	if (!c->dead && c->eof && !c->more && !c->finished &&
+	    evbuffer_get_length(in) == 0) {
+		c->finished = 1;
+		adminproto_finish(&c->proto, conn_request, c);
+	}
+	if (!c->dead) {
+		conn_watch(c);
 		conn_check_done(c);
+	}
 }
 
 static void
@@ -380,6 +489,7 @@ conn_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct admin_conn	*c = arg;
 
+	c->active = now_ms();
 	if (!c->dead && !c->paused && !c->more)
 		conn_process(c);
 }
@@ -415,11 +525,21 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		conn_kill(c);
 		return;
 	}
+	if (what & BEV_EVENT_TIMEOUT) {
+		log_info("admin: closing the connection of pid %ld: it read "
+		    "nothing of its answer for %d ms", (long)c->pid,
+		    ADMIN_WRITE_TIMEOUT_MS);
+		metrics_inc("errors", "kind", "admin_limit");
+		conn_kill(c);
+		return;
+	}
 	if (what & BEV_EVENT_EOF) {
-		/* A half-closed peer still gets its answers. */
+		/* A half-closed peer still gets its answers, the one to a
+		 * last line without its newline too. */
 		c->eof = 1;
 		bufferevent_disable(c->bev, EV_READ);
-		conn_check_done(c);
+		if (!c->paused && !c->more)
+			conn_process(c);
 	}
 }
 
@@ -442,8 +562,10 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
     int salen, void *arg)
 {
 	struct admin		*a = arg;
-	struct admin_conn	*c;
+	struct admin_conn	*c, *idle;
 	struct ucred		 cred;
+	struct timeval		 wtv = { ADMIN_WRITE_TIMEOUT_MS / 1000,
+				    (ADMIN_WRITE_TIMEOUT_MS % 1000) * 1000 };
 	socklen_t		 len = sizeof cred;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
@@ -460,9 +582,17 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 		    "and the daemon's own user only");
 		return;
 	}
+	if (a->nconns >= SERVER_MAX_ADMIN_CONNS &&
+	    (idle = conn_idlest(a)) != NULL) {
+		log_info("admin: %d connections; closing the one of pid %ld, "
+		    "idle the longest, for pid %ld", a->nconns,
+		    (long)idle->pid, (long)cred.pid);
+		metrics_inc("errors", "kind", "admin_limit");
+		conn_drop(idle, "closed to make room for a new connection");
+	}
 	if (a->nconns >= SERVER_MAX_ADMIN_CONNS) {
 		log_warnx("admin: refused a connection of pid %ld: already %d "
-		    "connections", (long)cred.pid, a->nconns);
+		    "connections, all busy", (long)cred.pid, a->nconns);
 		metrics_inc("errors", "kind", "admin_limit");
 		refuse(fd, "too many admin connections, try again later");
 		return;
@@ -472,11 +602,18 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	c->admin = a;
 	c->uid = cred.uid;
 	c->pid = cred.pid;
+	c->active = now_ms();
 	adminproto_init(&c->proto);
+	c->ev_timeout = evtimer_new(a->srv->base, timeout_cb, c);
 	c->bev = bufferevent_socket_new(a->srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (c->bev == NULL) {
+	if (c->bev == NULL || c->ev_timeout == NULL) {
 		log_warnx("admin: cannot set up a connection");
-		evutil_closesocket(fd);
+		if (c->bev != NULL)
+			bufferevent_free(c->bev);
+		else
+			evutil_closesocket(fd);
+		if (c->ev_timeout != NULL)
+			event_free(c->ev_timeout);
 		free(c);
 		return;
 	}
@@ -484,7 +621,8 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	a->nconns++;
 	bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
 	bufferevent_setwatermark(c->bev, EV_READ, 0, ADMIN_INPUT_HIGH);
-	if (bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0) {
+	if (bufferevent_set_timeouts(c->bev, NULL, &wtv) != 0 ||
+	    bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0) {
 		log_warnx("admin: cannot watch a connection");
 		conn_kill(c);
 		return;

@@ -399,6 +399,11 @@ prepare(struct h2_call *call, const uint8_t *msg, size_t len, void *arg)
 	size_t			 i;
 
 	metrics_inc("dra_requests", "method", "NodePrepareResources");
+	/* v1beta1 requests have v1's bytes; no string may hold a NUL. */
+	if (h2_refuse_request(call, PREPARE_REQ, msg, len)) {
+		metrics_inc("errors", "kind", "dra_protocol");
+		return;
+	}
 	req = k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_request__unpack(NULL, len, msg);
 	if (refused(call, req == NULL, req != NULL ? req->n_claims : 0,
 	    "NodePrepareResourcesRequest"))
@@ -489,6 +494,10 @@ unprepare(struct h2_call *call, const uint8_t *msg, size_t len, void *arg)
 
 	metrics_inc("dra_requests", "method", "NodeUnprepareResources");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (h2_refuse_request(call, UNPREPARE_REQ, msg, len)) {
+		metrics_inc("errors", "kind", "dra_protocol");
+		return;
+	}
 	req = k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_request__unpack(NULL, len, msg);
 	if (refused(call, req == NULL, req != NULL ? req->n_claims : 0,
 	    "NodeUnprepareResourcesRequest"))
@@ -644,16 +653,11 @@ dra_new(struct server *srv, struct kube *kube, struct dra **out,
 	xasprintf(&d->dir, "%s/%s", plugins, d->driver);
 	xasprintf(&d->path, "%s/dra.sock", d->dir);
 	d->h2 = h2_server_new(srv->base, "DRA");
-	/* v1beta1 requests have v1's bytes. h2 refuses NUL bytes in their
-	 * strings (claim UIDs, names) before prepare or unprepare runs. */
-	h2_server_add_msg(d->h2, SVC_V1 "NodePrepareResources", PREPARE_REQ,
-	    prepare, d);
-	h2_server_add_msg(d->h2, SVC_V1 "NodeUnprepareResources",
-	    UNPREPARE_REQ, unprepare, d);
-	h2_server_add_msg(d->h2, SVC_V1BETA1 "NodePrepareResources",
-	    PREPARE_REQ, prepare, d);
-	h2_server_add_msg(d->h2, SVC_V1BETA1 "NodeUnprepareResources",
-	    UNPREPARE_REQ, unprepare, d);
+	h2_server_add(d->h2, SVC_V1 "NodePrepareResources", prepare, d);
+	h2_server_add(d->h2, SVC_V1 "NodeUnprepareResources", unprepare, d);
+	h2_server_add(d->h2, SVC_V1BETA1 "NodePrepareResources", prepare, d);
+	h2_server_add(d->h2, SVC_V1BETA1 "NodeUnprepareResources", unprepare,
+	    d);
 	/* The kubelet may call as soon as the registration socket shows. */
 	if ((rc = mkdir_one(srv->opts.kubelet_dir, cause)) != 0 ||
 	    (rc = mkdir_one(plugins, cause)) != 0 ||

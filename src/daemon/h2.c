@@ -6,6 +6,15 @@
  * as HEADERS + DATA + trailers or, for errors, a Trailers-Only HEADERS.
  * Streams are kept on our own per-connection list because
  * nghttp2_session_del does not report the streams still open.
+ *
+ * Idle peers must not lock the kubelet out: a connection that has not
+ * finished its preface and SETTINGS, or that leaves a frame or a request
+ * half-sent, is closed after a timeout; a complete one may stay quiet for
+ * hours, but when the listener is full the one idle longest (with no call
+ * in progress) is closed to make room. The input's frame boundaries are
+ * followed here because nghttp2 buffers partial frames out of sight.
+ * A connection is never freed inside one of its own callbacks: it is
+ * marked dead and the reap event frees it on a later pass of the loop.
  */
 
 #include <sys/queue.h>
@@ -18,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -27,12 +37,14 @@
 
 #include "grpc.h"
 #include "h2.h"
+#include "pbcheck.h"
 #include "unixsock.h"
 #include "log.h"
 #include "xmalloc.h"
 
 #define H2_BACKLOG	16
 #define H2_PATH_MAX	512	/* longer :path values are not ours */
+#define H2_FRAME_HDLEN	9	/* RFC 9113 4.1 */
 
 struct h2_conn;
 
@@ -62,7 +74,17 @@ struct h2_conn {
 	struct h2_server	*srv;
 	struct bufferevent	*bev;
 	nghttp2_session		*session;
+	struct event		*ev_timeout;
 	int			 in_recv;
+	int			 dead;
+	int			 ready;		/* the client's SETTINGS came */
+	int			 timing;	/* ev_timeout is armed */
+	uint64_t		 active;	/* ms, when bytes last came */
+	/* Where the input stands in its framing. */
+	size_t			 preface_left;
+	uint8_t			 hdr[H2_FRAME_HDLEN];
+	size_t			 hdr_have;
+	size_t			 body_left;
 	size_t			 held;		/* request bytes buffered */
 	TAILQ_HEAD(, h2_stream)	 streams;
 	LIST_ENTRY(h2_conn)	 entry;
@@ -81,9 +103,10 @@ struct h2_server {
 	dev_t			 dev;
 	ino_t			 ino;
 	struct evconnlistener	*listener;
+	struct event		*ev_reap;
 	struct h2_method	*methods;
 	size_t			 nmethods;
-	unsigned		 nconns;
+	unsigned		 nconns;	/* not counting the dead */
 	LIST_HEAD(, h2_conn)	 conns;
 };
 
@@ -114,6 +137,16 @@ stream_free(struct h2_stream *st)
 	free(st);
 }
 
+static uint64_t
+now_ms(void)
+{
+	struct timespec	ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		fatal("clock_gettime");
+	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
+}
+
 static void
 conn_free(struct h2_conn *c)
 {
@@ -123,9 +156,66 @@ conn_free(struct h2_conn *c)
 	while ((st = TAILQ_FIRST(&c->streams)) != NULL)
 		stream_free(st);
 	bufferevent_free(c->bev);
+	event_free(c->ev_timeout);
 	LIST_REMOVE(c, entry);
-	c->srv->nconns--;
+	if (!c->dead)
+		c->srv->nconns--;
 	free(c);
+}
+
+/* Closes c once the loop is out of its callbacks. */
+static void
+conn_kill(struct h2_conn *c)
+{
+	if (c->dead)
+		return;
+	c->dead = 1;
+	c->srv->nconns--;
+	bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+	evtimer_del(c->ev_timeout);
+	event_active(c->srv->ev_reap, EV_TIMEOUT, 0);
+}
+
+static void
+reap_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct h2_server	*srv = arg;
+	struct h2_conn		*c, *next;
+
+	(void)fd;
+	(void)what;
+	for (c = LIST_FIRST(&srv->conns); c != NULL; c = next) {
+		next = LIST_NEXT(c, entry);
+		if (c->dead)
+			conn_free(c);
+	}
+}
+
+/*
+ * Closes a connection we no longer serve, telling a client that reads
+ * with a GOAWAY on the way out; what the socket does not take at once is
+ * not waited for.
+ */
+static void
+conn_close(struct h2_conn *c)
+{
+	struct evbuffer	*out = bufferevent_get_output(c->bev);
+	unsigned char	*p;
+	ssize_t		 n;
+
+	if (c->dead)
+		return;
+	if (!c->in_recv &&
+	    nghttp2_session_terminate_session(c->session,
+	    NGHTTP2_NO_ERROR) == 0 &&
+	    nghttp2_session_send(c->session) == 0 &&
+	    evbuffer_get_length(out) > 0 &&
+	    (p = evbuffer_pullup(out, -1)) != NULL) {
+		n = send(bufferevent_getfd(c->bev), p,
+		    evbuffer_get_length(out), MSG_DONTWAIT | MSG_NOSIGNAL);
+		(void)n;
+	}
+	conn_kill(c);
 }
 
 /* Sends what nghttp2 has, and closes a connection it is done with. */
@@ -135,18 +225,135 @@ conn_flush(struct h2_conn *c)
 	struct evbuffer	*out = bufferevent_get_output(c->bev);
 	int		 rv;
 
-	if (c->in_recv)
+	if (c->in_recv || c->dead)
 		return;
 	if ((rv = nghttp2_session_send(c->session)) != 0) {
 		log_debug("%s: h2 send: %s", c->srv->name,
 		    nghttp2_strerror(rv));
-		conn_free(c);
+		conn_kill(c);
 		return;
 	}
 	if (!nghttp2_session_want_read(c->session) &&
 	    !nghttp2_session_want_write(c->session) &&
 	    evbuffer_get_length(out) == 0)
-		conn_free(c);
+		conn_kill(c);
+}
+
+/* Follows the frame boundaries of the n bytes nghttp2 just took. */
+static void
+conn_track(struct h2_conn *c, const uint8_t *p, size_t n)
+{
+	size_t	k;
+
+	while (n > 0) {
+		if (c->preface_left > 0) {
+			k = n < c->preface_left ? n : c->preface_left;
+			c->preface_left -= k;
+		} else if (c->body_left > 0) {
+			k = n < c->body_left ? n : c->body_left;
+			c->body_left -= k;
+		} else {
+			k = H2_FRAME_HDLEN - c->hdr_have;
+			if (k > n)
+				k = n;
+			memcpy(c->hdr + c->hdr_have, p, k);
+			c->hdr_have += k;
+			if (c->hdr_have == H2_FRAME_HDLEN) {
+				c->body_left = (size_t)c->hdr[0] << 16 |
+				    (size_t)c->hdr[1] << 8 | c->hdr[2];
+				c->hdr_have = 0;
+			}
+		}
+		p += k;
+		n -= k;
+	}
+}
+
+/* Whether a frame or a request is half-received. */
+static int
+conn_partial(const struct h2_conn *c)
+{
+	const struct h2_stream	*st;
+
+	if (c->hdr_have > 0 || c->body_left > 0)
+		return (1);
+	TAILQ_FOREACH(st, &c->streams, entry) {
+		if (!st->answered && st->call == NULL)
+			return (1);
+	}
+	return (0);
+}
+
+/* Whether a handler is working on a call of c. */
+static int
+conn_busy(const struct h2_conn *c)
+{
+	const struct h2_stream	*st;
+
+	TAILQ_FOREACH(st, &c->streams, entry) {
+		if (st->call != NULL)
+			return (1);
+	}
+	return (0);
+}
+
+/* Arms the partial timeout when a frame or request begins, and stops it
+ * when none is unfinished; the handshake's runs until the SETTINGS. */
+static void
+conn_watch(struct h2_conn *c)
+{
+	struct timeval	tv = { H2_PARTIAL_TIMEOUT_MS / 1000,
+			    (H2_PARTIAL_TIMEOUT_MS % 1000) * 1000 };
+
+	if (c->dead || !c->ready)
+		return;
+	if (!conn_partial(c)) {
+		if (c->timing)
+			evtimer_del(c->ev_timeout);
+		c->timing = 0;
+	} else if (!c->timing) {
+		evtimer_add(c->ev_timeout, &tv);
+		c->timing = 1;
+	}
+}
+
+static void
+timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct h2_conn	*c = arg;
+
+	(void)fd;
+	(void)what;
+	c->timing = 0;
+	if (c->dead)
+		return;
+	if (!c->ready)
+		log_info("%s: closing a connection that did not send its "
+		    "preface and SETTINGS within %d ms", c->srv->name,
+		    H2_HANDSHAKE_TIMEOUT_MS);
+	else
+		log_info("%s: closing a connection that left a frame or a "
+		    "request unfinished for %d ms", c->srv->name,
+		    H2_PARTIAL_TIMEOUT_MS);
+	conn_close(c);
+}
+
+/* The connection to close for a newcomer: never one with a call in
+ * progress; one that never finished its handshake first, else the one
+ * quiet the longest. */
+static struct h2_conn *
+conn_idlest(struct h2_server *srv)
+{
+	struct h2_conn	*c, *best = NULL;
+
+	LIST_FOREACH(c, &srv->conns, entry) {
+		if (c->dead || conn_busy(c))
+			continue;
+		if (best == NULL || (!c->ready && best->ready) ||
+		    (c->ready == best->ready && c->active < best->active))
+			best = c;
+	}
+	return (best);
 }
 
 static ssize_t
@@ -391,9 +598,17 @@ static int
 on_frame_recv(nghttp2_session *session, const nghttp2_frame *frame,
     void *arg)
 {
+	struct h2_conn		*c = arg;
 	struct h2_stream	*st;
 
-	(void)arg;
+	/* nghttp2 checked the preface; this SETTINGS completes it. */
+	if (frame->hd.type == NGHTTP2_SETTINGS &&
+	    (frame->hd.flags & NGHTTP2_FLAG_ACK) == 0 && !c->ready) {
+		c->ready = 1;
+		evtimer_del(c->ev_timeout);
+		c->timing = 0;
+		return (0);
+	}
 	if (frame->hd.type != NGHTTP2_HEADERS &&
 	    frame->hd.type != NGHTTP2_DATA)
 		return (0);
@@ -453,6 +668,10 @@ read_cb(struct bufferevent *bev, void *arg)
 	size_t			 used;
 	int			 i, n;
 
+	if (c->dead)
+		return;
+	if (evbuffer_get_length(in) != 0)
+		c->active = now_ms();
 	c->in_recv = 1;
 	while (rv >= 0 && evbuffer_get_length(in) != 0) {
 		n = evbuffer_peek(in, -1, NULL, v, 8);
@@ -464,17 +683,20 @@ read_cb(struct bufferevent *bev, void *arg)
 			    v[i].iov_base, v[i].iov_len);
 			if (rv < 0)
 				break;
+			conn_track(c, v[i].iov_base, v[i].iov_len);
 			used += v[i].iov_len;
 		}
-		evbuffer_drain(in, used);
+		if (evbuffer_drain(in, used) != 0)
+			rv = NGHTTP2_ERR_NOMEM;
 	}
 	c->in_recv = 0;
 	if (rv < 0) {
 		log_debug("%s: closing a connection: %s", c->srv->name,
 		    nghttp2_strerror((int)rv));
-		conn_free(c);
+		conn_kill(c);
 		return;
 	}
+	conn_watch(c);
 	conn_flush(c);
 }
 
@@ -483,6 +705,8 @@ write_cb(struct bufferevent *bev, void *arg)
 {
 	struct h2_conn	*c = arg;
 
+	if (c->dead)
+		return;
 	bufferevent_enable(bev, EV_READ);
 	conn_flush(c);
 }
@@ -494,7 +718,7 @@ event_cb(struct bufferevent *bev, short what, void *arg)
 
 	(void)bev;
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
-		conn_free(c);
+		conn_kill(c);
 }
 
 static void
@@ -502,29 +726,48 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
     int salen, void *arg)
 {
 	struct h2_server		*srv = arg;
-	struct h2_conn			*c;
+	struct h2_conn			*c, *idle;
 	nghttp2_session_callbacks	*cbs;
 	nghttp2_option			*opt;
 	nghttp2_settings_entry		 set[] = {
 		{ NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, H2_MAX_STREAMS }
+	};
+	struct timeval			 tv = {
+		H2_HANDSHAKE_TIMEOUT_MS / 1000,
+		(H2_HANDSHAKE_TIMEOUT_MS % 1000) * 1000
 	};
 	int				 rv;
 
 	(void)l;
 	(void)sa;
 	(void)salen;
+	if (srv->nconns >= H2_MAX_CONNS && (idle = conn_idlest(srv)) != NULL) {
+		log_info("%s: %u connections already; closing the one %s for "
+		    "a new one", srv->name, srv->nconns, idle->ready ?
+		    "idle the longest" : "still in its handshake");
+		conn_close(idle);
+	}
 	if (srv->nconns >= H2_MAX_CONNS) {
-		log_warnx("%s: %u connections already; refusing another",
-		    srv->name, srv->nconns);
+		log_warnx("%s: %u connections already, all with calls in "
+		    "progress; refusing another", srv->name, srv->nconns);
 		evutil_closesocket(fd);
 		return;
 	}
 	c = xcalloc(1, sizeof *c);
 	c->srv = srv;
+	c->preface_left = NGHTTP2_CLIENT_MAGIC_LEN;
+	c->active = now_ms();
 	TAILQ_INIT(&c->streams);
+	c->ev_timeout = evtimer_new(srv->base, timeout_cb, c);
+	if (c->ev_timeout == NULL) {
+		evutil_closesocket(fd);
+		free(c);
+		return;
+	}
 	c->bev = bufferevent_socket_new(srv->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (c->bev == NULL) {
 		evutil_closesocket(fd);
+		event_free(c->ev_timeout);
 		free(c);
 		return;
 	}
@@ -557,7 +800,13 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	LIST_INSERT_HEAD(&srv->conns, c, entry);
 	srv->nconns++;
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
-	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	if (bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0 ||
+	    evtimer_add(c->ev_timeout, &tv) != 0) {
+		log_warnx("%s: cannot watch a connection", srv->name);
+		conn_kill(c);
+		return;
+	}
+	c->timing = 1;
 	/* gRPC clients wait for the server's SETTINGS before any call. */
 	nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, set, 1);
 	conn_flush(c);
@@ -581,6 +830,8 @@ h2_server_new(struct event_base *base, const char *name)
 	srv->base = base;
 	srv->name = xstrdup(name);
 	LIST_INIT(&srv->conns);
+	if ((srv->ev_reap = event_new(base, -1, 0, reap_cb, srv)) == NULL)
+		fatalx("%s: cannot create an event", name);
 	return (srv);
 }
 
@@ -605,6 +856,7 @@ h2_server_free(struct h2_server *srv)
 	for (i = 0; i < srv->nmethods; i++)
 		free(srv->methods[i].path);
 	free(srv->methods);
+	event_free(srv->ev_reap);
 	free(srv->path);
 	free(srv->name);
 	free(srv);
@@ -743,6 +995,20 @@ h2_reply_error(struct h2_call *call, int status, const char *fmt, ...)
 		free(msg);
 	}
 	call_done(call);
+}
+
+int
+h2_refuse_request(struct h2_call *call, const ProtobufCMessageDescriptor *req,
+    const uint8_t *msg, size_t len)
+{
+	char	*cause = NULL;
+
+	if (pbcheck_strings(req, msg, len, &cause) == 0)
+		return (0);
+	log_warnx("%s refused: %s", call->path, cause);
+	h2_reply_error(call, GRPC_STATUS_INVALID_ARGUMENT, "%s", cause);
+	free(cause);
+	return (1);
 }
 
 int

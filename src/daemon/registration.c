@@ -47,6 +47,9 @@ get_info(struct h2_call *call, const uint8_t *req, size_t len, void *arg)
 	uint8_t				*buf;
 	size_t				 n;
 
+	if (h2_refuse_request(call,
+	    &pluginregistration__info_request__descriptor, req, len))
+		return;
 	in = pluginregistration__info_request__unpack(NULL, len, req);
 	if (in == NULL) {
 		h2_reply_error(call, GRPC_STATUS_INVALID_ARGUMENT,
@@ -73,6 +76,9 @@ notify_status(struct h2_call *call, const uint8_t *req, size_t len,
 	struct registration			*r = arg;
 	Pluginregistration__RegistrationStatus	*st;
 
+	if (h2_refuse_request(call,
+	    &pluginregistration__registration_status__descriptor, req, len))
+		return;
 	st = pluginregistration__registration_status__unpack(NULL, len, req);
 	if (st == NULL) {
 		h2_reply_error(call, GRPC_STATUS_INVALID_ARGUMENT,

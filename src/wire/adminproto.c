@@ -176,6 +176,25 @@ adminproto_feed(struct adminproto *ap, const char *buf, size_t len,
 	return (off);
 }
 
+void
+adminproto_finish(struct adminproto *ap, adminproto_cb cb, void *arg)
+{
+	if (ap->discard || ap->len == 0) {
+		ap->discard = 0;
+		ap->len = 0;
+		return;
+	}
+	/* A client that half-closes after its request waits for the answer. */
+	(void)adminproto_line(ap->buf, ap->len, cb, arg);
+	adminproto_clear(ap);
+}
+
+int
+adminproto_partial(const struct adminproto *ap)
+{
+	return (ap->len > 0 || ap->discard);
+}
+
 /* Dumps a reply object (a new reference, consumed) as one line. */
 static char *
 adminproto_line_out(json_t *reply)

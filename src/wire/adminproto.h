@@ -46,6 +46,14 @@ void	adminproto_clear(struct adminproto *);
  */
 size_t	adminproto_feed(struct adminproto *, const char *buf, size_t len,
 	    adminproto_cb cb, void *arg);
+/*
+ * The peer has said all it will: a last line without its newline is a
+ * request too, handled (through cb) as if it had one. Nothing happens for
+ * no partial line, nor for the rest of an over-long one.
+ */
+void	adminproto_finish(struct adminproto *, adminproto_cb cb, void *arg);
+/* Whether a line has begun and not ended. */
+int	adminproto_partial(const struct adminproto *);
 
 /*
  * Reply lines with their newline (caller frees). reply_ok takes ownership

@@ -341,6 +341,47 @@ Test(adminproto, endless_line_is_not_buffered)
 	adminproto_clear(&ap);
 }
 
+/* At EOF a last line without its newline is a request; nothing else is. */
+Test(adminproto, last_line_at_eof)
+{
+	struct adminproto	 ap;
+	struct seen		 seen = { .n = 0 };
+	char			 chunk[1000];
+	const char		*two = "{\"command\":\"pools\"}\n"
+				    "{\"command\":\"status\"}";
+	int			 i;
+
+	adminproto_init(&ap);
+	feed_all(&ap, &seen, two, strlen(two));
+	cr_assert_eq(seen.n, 1);
+	cr_assert(adminproto_partial(&ap));
+	adminproto_finish(&ap, record, &seen);
+	cr_assert_eq(seen.n, 2);
+	cr_assert_str_eq(seen.events[1], "status");
+	cr_assert(!adminproto_partial(&ap));
+	adminproto_finish(&ap, record, &seen);
+	cr_assert_eq(seen.n, 2, "nothing left to finish");
+
+	feed_all(&ap, &seen, "{\"comm", 6);
+	adminproto_finish(&ap, record, &seen);
+	cr_assert_eq(seen.n, 3);
+	cr_assert_eq(strncmp(seen.events[2], "!request is not valid JSON",
+	    26), 0, "%s", seen.events[2]);
+	seen_clear(&seen);
+
+	/* The rest of an over-long line was answered when it grew too long. */
+	memset(chunk, 'x', sizeof chunk);
+	for (i = 0; i < 100; i++)
+		feed_all(&ap, &seen, chunk, sizeof chunk);
+	cr_assert_eq(seen.n, 1);
+	cr_assert(adminproto_partial(&ap));
+	adminproto_finish(&ap, record, &seen);
+	cr_assert_eq(seen.n, 1);
+	cr_assert(!adminproto_partial(&ap));
+	seen_clear(&seen);
+	adminproto_clear(&ap);
+}
+
 Test(adminproto, callback_can_stop)
 {
 	static const char	 in[] = "{\"command\":\"a\"}\n"

@@ -1,0 +1,184 @@
+#include "autoconf.h"
+
+/*
+ * pbcheck.c walks protobuf wire bytes with a message descriptor as its
+ * map: tags, varints and length-delimited fields, down into nested
+ * messages, looking at the bytes of every string field. It decodes
+ * nothing and allocates only for the text of an error. The rule is the
+ * same for every message on every socket, so a new field is covered the
+ * day it is added to a .proto file.
+ */
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pbcheck.h"
+#include "xmalloc.h"
+
+#define WIRE_VARINT	0
+#define WIRE_64BIT	1
+#define WIRE_LEN	2
+#define WIRE_32BIT	5
+
+/* Reads a varint at *off; -1 when it runs past len or past 10 bytes. */
+static int
+get_varint(const uint8_t *p, size_t len, size_t *off, uint64_t *v)
+{
+	unsigned	shift = 0;
+	size_t		i;
+
+	*v = 0;
+	for (i = *off; i < len && shift < 64; i++, shift += 7) {
+		*v |= (uint64_t)(p[i] & 0x7f) << shift;
+		if ((p[i] & 0x80) == 0) {
+			*off = i + 1;
+			return (0);
+		}
+	}
+	return (-1);
+}
+
+/*
+ * One field's tag and, for WIRE_LEN, where its bytes are; *off moves past
+ * the field. -1 on bytes that are not wire format.
+ */
+static int
+next_field(const uint8_t *p, size_t len, size_t *off, uint32_t *num,
+    unsigned *type, size_t *start, size_t *n)
+{
+	uint64_t	key, v;
+
+	if (get_varint(p, len, off, &key) != 0 || key > UINT32_MAX ||
+	    (key >> 3) == 0)
+		return (-1);
+	*num = (uint32_t)(key >> 3);
+	*type = (unsigned)(key & 7);
+	switch (*type) {
+	case WIRE_VARINT:
+		return (get_varint(p, len, off, &v));
+	case WIRE_64BIT:
+		if (len - *off < 8)
+			return (-1);
+		*off += 8;
+		return (0);
+	case WIRE_32BIT:
+		if (len - *off < 4)
+			return (-1);
+		*off += 4;
+		return (0);
+	case WIRE_LEN:
+		if (get_varint(p, len, off, &v) != 0 || v > len - *off)
+			return (-1);
+		*start = *off;
+		*n = (size_t)v;
+		*off += *n;
+		return (0);
+	default:
+		/* Groups (3, 4) and 6, 7: protobuf-c refuses them too. */
+		return (-1);
+	}
+}
+
+/* The field's name, with its index among the earlier ones of its number
+ * when it is repeated. */
+static char *
+field_label(const ProtobufCFieldDescriptor *fd, const uint8_t *p, size_t at)
+{
+	size_t		off = 0, start, n, i = 0;
+	uint32_t	num;
+	unsigned	type;
+	char		*s;
+
+	if (fd->label != PROTOBUF_C_LABEL_REPEATED)
+		return (xstrdup(fd->name));
+	while (off < at && next_field(p, at, &off, &num, &type, &start,
+	    &n) == 0) {
+		if (num == fd->id)
+			i++;
+	}
+	xasprintf(&s, "%s[%zu]", fd->name, i);
+	return (s);
+}
+
+/*
+ * *where: the path below d of the field at fault (caller frees), NULL
+ * when the fault is in d's own bytes rather than one of its fields.
+ */
+static int
+walk(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
+    int depth, char **where)
+{
+	const ProtobufCFieldDescriptor	*fd;
+	size_t				 off = 0, at, start = 0, n = 0;
+	uint32_t			 num;
+	unsigned			 type;
+	char				*label, *below = NULL;
+	int				 rc;
+
+	if (depth > PBCHECK_MAX_DEPTH) {
+		*where = NULL;
+		return (-ELOOP);
+	}
+	while (off < len) {
+		at = off;
+		if (next_field(p, len, &off, &num, &type, &start, &n) != 0) {
+			*where = NULL;
+			return (-EBADMSG);
+		}
+		if (type != WIRE_LEN ||
+		    (fd = protobuf_c_message_descriptor_get_field(d,
+		    num)) == NULL)
+			continue;
+		rc = 0;
+		if (fd->type == PROTOBUF_C_TYPE_STRING) {
+			if (memchr(p + start, '\0', n) != NULL)
+				rc = -EILSEQ;
+		} else if (fd->type == PROTOBUF_C_TYPE_MESSAGE)
+			rc = walk(fd->descriptor, p + start, n, depth + 1,
+			    &below);
+		if (rc == 0)
+			continue;
+		label = field_label(fd, p, at);
+		if (below != NULL) {
+			xasprintf(where, "%s.%s", label, below);
+			free(label);
+			free(below);
+		} else
+			*where = label;
+		return (rc);
+	}
+	return (0);
+}
+
+int
+pbcheck_strings(const ProtobufCMessageDescriptor *d, const uint8_t *buf,
+    size_t len, char **cause)
+{
+	char	*where = NULL;
+	int	 rc;
+
+	if ((rc = walk(d, buf, len, 0, &where)) == 0)
+		return (0);
+	if (cause != NULL) {
+		switch (rc) {
+		case -EILSEQ:
+			xasprintf(cause, "%s.%s has a NUL byte",
+			    d->short_name, where);
+			break;
+		case -ELOOP:
+			xasprintf(cause, "%s%s%s: messages nested deeper than "
+			    "%d", d->short_name, where != NULL ? "." : "",
+			    where != NULL ? where : "", PBCHECK_MAX_DEPTH);
+			break;
+		default:
+			xasprintf(cause, "%s%s%s is not protobuf wire format",
+			    d->short_name, where != NULL ? "." : "",
+			    where != NULL ? where : "");
+			break;
+		}
+	}
+	free(where);
+	return (rc);
+}

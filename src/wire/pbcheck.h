@@ -1,0 +1,33 @@
+/*
+ * What protobuf-c does not check for us, without I/O: it hands a proto3
+ * string out as a C string, so one with a NUL byte inside would be cut
+ * short without a word. pbcheck walks the wire bytes of a message before
+ * it is unpacked and refuses a string field holding a NUL byte, in the
+ * message itself or in any message nested in it (map entries included).
+ */
+#ifndef TOPOAWARE_PBCHECK_H
+#define TOPOAWARE_PBCHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+/* Messages nested deeper than this are refused. */
+#define PBCHECK_MAX_DEPTH	32
+
+/*
+ * 0 when every string field of the message desc describes, in buf, is
+ * free of NUL bytes. Otherwise, with *cause (caller frees) naming the
+ * field by its path, e.g. "NodePrepareResourcesRequest.claims[1].uid has
+ * a NUL byte":
+ *   -EILSEQ   a string field holds a NUL byte;
+ *   -ELOOP    messages are nested deeper than PBCHECK_MAX_DEPTH;
+ *   -EBADMSG  the bytes are not protobuf wire format (protobuf-c would
+ *             refuse them too).
+ * Fields the descriptor does not know are skipped.
+ */
+int	pbcheck_strings(const ProtobufCMessageDescriptor *, const uint8_t *buf,
+	    size_t len, char **cause);
+
+#endif
