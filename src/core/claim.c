@@ -333,7 +333,7 @@ claim_reinstate(struct policy *P, const char *uid, const struct cpuset *cpus,
 		grant_free(g);
 		return (-EBUSY);
 	}
-	strmap_put(P->claims, g->key, g);
+	policy_put(P, 1, g->key, g);
 	return (0);
 }
 
@@ -363,6 +363,7 @@ policy_claim(struct policy *P, const char *uid, const struct claim_result *res,
     int n, const struct claim_meta *meta, struct policy_effects *fx,
     char **cause)
 {
+	struct undoctx		 u;
 	struct claim_req	*reqs = NULL;
 	struct grant		*g;
 	struct cpuset		 all = CPUSET_INITIALIZER;
@@ -372,6 +373,7 @@ policy_claim(struct policy *P, const char *uid, const struct claim_result *res,
 	if ((rc = claim_check_uid(uid, cause)) != 0 ||
 	    (rc = check_meta(meta, cause)) != 0)
 		return (rc);
+	undo_begin(P, fx, &u);
 	reqs = xcalloc(n > 0 ? (size_t)n : 1, sizeof *reqs);
 	if ((rc = claim_requests(P, res, n, reqs, cause)) != 0)
 		goto out;
@@ -406,6 +408,9 @@ policy_claim(struct policy *P, const char *uid, const struct claim_result *res,
 	policy_refresh(P, NULL, 0, fx);
 	fx->save = 1;
 out:
+	if (rc != 0)
+		undo_fail(P, &u);
+	undo_end(P, &u);
 	cpuset_clear(&all);
 	cpuset_clear(&pick);
 	free(reqs);
@@ -428,36 +433,44 @@ unpin_containers(struct policy *P, const char *uid, struct policy_effects *fx)
 		g = v[i];
 		if (g->kind != GRANT_CLAIM_PINNED)
 			continue;
-		for (j = k = 0; j < g->nclaims; j++) {
+		for (j = 0; j < g->nclaims; j++)
 			if (strcmp(g->claims[j], uid) == 0)
-				free(g->claims[j]);
+				break;
+		if (j == g->nclaims)
+			continue;
+		/* A copy changes; g is kept for an undo. */
+		ng = grant_dup(g);
+		for (j = k = 0; j < ng->nclaims; j++) {
+			if (strcmp(ng->claims[j], uid) == 0)
+				free(ng->claims[j]);
 			else
-				g->claims[k++] = g->claims[j];
+				ng->claims[k++] = ng->claims[j];
 		}
-		if (k == g->nclaims)
-			continue;
-		g->nclaims = k;
-		g->dirty = 1;
-		cpuset_zero(&g->exclusive);
-		for (j = 0; j < k; j++)
-			if ((held = policy_claim_cpus(P, g->claims[j])) != NULL)
-				cpuset_or(&g->exclusive, held);
-		if (k > 0)
-			continue;
-		/* Its claim is gone: an ordinary container from now on. */
-		ng = grant_new(g->key, GRANT_CONTAINER);
-		cspec_dup(&ng->spec, &g->spec);
-		if (request_from_spec(P, &ng->spec, &ng->req, &why) != 0 ||
-		    policy_allocate_container(P, ng, NULL, &why) != 0) {
-			policy_warn(fx, "%s", why ? why : "allocation failed");
-			grant_fallback(P, ng);
-		}
-		free(why);
-		why = NULL;
+		ng->nclaims = k;
 		ng->dirty = 1;
-		pinning_copy(&ng->applied, &g->applied);
-		strmap_put(P->ctrs, ng->key, ng);
-		grant_free(g);
+		cpuset_zero(&ng->exclusive);
+		for (j = 0; j < k; j++)
+			if ((held = policy_claim_cpus(P, ng->claims[j])) !=
+			    NULL)
+				cpuset_or(&ng->exclusive, held);
+		if (k == 0) {
+			/* Its claim is gone: an ordinary container now. */
+			grant_free(ng);
+			ng = grant_new(g->key, GRANT_CONTAINER);
+			cspec_dup(&ng->spec, &g->spec);
+			if (request_from_spec(P, &ng->spec, &ng->req,
+			    &why) != 0 ||
+			    policy_allocate_container(P, ng, NULL, &why) != 0) {
+				policy_warn(fx, "%s", why ? why :
+				    "allocation failed");
+				grant_fallback(P, ng);
+			}
+			free(why);
+			why = NULL;
+			ng->dirty = 1;
+			pinning_copy(&ng->applied, &g->applied);
+		}
+		policy_put(P, 0, ng->key, ng);
 	}
 	free(v);
 }
@@ -465,16 +478,19 @@ unpin_containers(struct policy *P, const char *uid, struct policy_effects *fx)
 int
 policy_release(struct policy *P, const char *uid, struct policy_effects *fx)
 {
+	struct undoctx	 u;
 	struct grant	*g;
 
 	/* The kubelet may unprepare a claim more than once. */
-	if ((g = strmap_del(P->claims, uid)) == NULL)
+	if ((g = strmap_get(P->claims, uid)) == NULL)
 		return (0);
+	undo_begin(P, fx, &u);
 	supply_release(P, g);
-	grant_free(g);
+	policy_put(P, 1, uid, NULL);
 	unpin_containers(P, uid, fx);
 	policy_refresh(P, NULL, 0, fx);
 	fx->save = 1;
+	undo_end(P, &u);
 	return (0);
 }
 
@@ -500,6 +516,7 @@ int
 policy_claim_consumers(struct policy *P, const char *uid,
     const struct claim_meta *meta, struct policy_effects *fx, char **cause)
 {
+	struct undoctx	  u;
 	struct grant	 *g, *c;
 	char		**w, *why = NULL;
 	int		  nw, i, rc, moved = 0, changed;
@@ -514,8 +531,13 @@ policy_claim_consumers(struct policy *P, const char *uid,
 	}
 	if ((rc = check_meta(meta, cause)) != 0)
 		return (rc);
-	if ((changed = !meta_same(g, meta)))
+	undo_begin(P, fx, &u);
+	/* A copy changes; g is kept for an undo. */
+	if ((changed = !meta_same(g, meta))) {
+		g = grant_dup(g);
 		claim_set_meta(g, meta);
+		policy_put(P, 1, uid, g);
+	}
 	/* Taken out first: pinning may make others wait on claims. */
 	w = g->waiting;
 	nw = g->nwaiting;
@@ -544,6 +566,7 @@ policy_claim_consumers(struct policy *P, const char *uid,
 		policy_refresh(P, NULL, 0, fx);
 	if (changed || moved)
 		fx->save = 1;
+	undo_end(P, &u);
 	return (0);
 }
 

@@ -90,6 +90,7 @@ policy_effects_clear(struct policy_effects *fx)
 	for (i = 0; i < fx->nverify; i++)
 		free(fx->verify[i]);
 	free(fx->verify);
+	undolog_free(fx->undo);
 	policy_effects_init(fx);
 }
 
@@ -121,6 +122,55 @@ grant_new(const char *key, enum grant_kind kind)
 	cpuset_init(&g->exclusive);
 	pinning_init(&g->applied);
 	return (g);
+}
+
+static char **
+strv_dup(char **v, int n)
+{
+	char	**out;
+	int	  i;
+
+	if (v == NULL)
+		return (NULL);
+	out = xcalloc((size_t)n + 1, sizeof *out);
+	for (i = 0; i < n; i++)
+		out[i] = xstrdup(v[i]);
+	return (out);
+}
+
+/* A copy of g to change while g is kept for an undo. */
+struct grant *
+grant_dup(const struct grant *g)
+{
+	struct grant	*d;
+
+	d = grant_new(g->key, g->kind);
+	d->pool = g->pool;
+	d->type = g->type;
+	cpuset_copy(&d->exclusive, &g->exclusive);
+	d->portion = g->portion;
+	d->zero_req = g->zero_req;
+	d->req = g->req;
+	if (g->spec.id != NULL)
+		cspec_dup(&d->spec, &g->spec);
+	d->nclaims = g->nclaims;
+	d->claims = strv_dup(g->claims, g->nclaims);
+	d->claim_ns = g->claim_ns ? xstrdup(g->claim_ns) : NULL;
+	d->claim_name = g->claim_name ? xstrdup(g->claim_name) : NULL;
+	d->consumers_known = g->consumers_known;
+	d->nconsumers = g->nconsumers;
+	d->consumers = strv_dup(g->consumers, g->nconsumers);
+	if (g->waiting != NULL) {
+		d->waiting = xcalloc(POLICY_MAX_WAITING, sizeof *d->waiting);
+		for (d->nwaiting = 0; d->nwaiting < g->nwaiting; d->nwaiting++)
+			d->waiting[d->nwaiting] = xstrdup(
+			    g->waiting[d->nwaiting]);
+	}
+	pinning_copy(&d->applied, &g->applied);
+	d->fallback = g->fallback;
+	d->dirty = g->dirty;
+	d->applied_gen = g->applied_gen;
+	return (d);
 }
 
 void
@@ -673,6 +723,7 @@ policy_refresh(struct policy *P, const char *self, int all,
 	for (i = 0; i < n; i++) {
 		g = v[i];
 		if (self != NULL && strcmp(g->key, self) == 0) {
+			undo_applied(P, g);
 			policy_pin(P, g, &g->applied);
 			g->applied_gen = g->pool ? supply_path_gen(P, g->pool) : 0;
 			if (fx != NULL)
@@ -686,6 +737,7 @@ policy_refresh(struct policy *P, const char *self, int all,
 		gen = g->pool ? supply_path_gen(P, g->pool) : 0;
 		if (!all && !g->dirty && gen == g->applied_gen)
 			continue;
+		undo_applied(P, g);
 		g->dirty = 0;
 		g->applied_gen = gen;
 		policy_pin(P, g, &pin);
@@ -900,6 +952,7 @@ grant_fallback(struct policy *P, struct grant *g)
 	g->req.zero_req = 1;
 	g->req.prio = P->cfg->default_prio;
 	cpuset_zero(&g->exclusive);
+	undo_supply(P, root->id);
 	P->sup[root->id].zero_req++;
 }
 
@@ -948,25 +1001,23 @@ int
 policy_repin(struct policy *P, struct grant *old, struct policy_effects *fx,
     char **cause)
 {
+	struct undoctx	 u;
 	struct grant	*g;
-	char		*why = NULL;
 	int		 rc;
 
+	undo_begin(P, fx, &u);
 	supply_release(P, old);
 	rc = container_grant(P, &old->spec, old->pool ? old->pool->name : NULL,
 	    old, &g, fx, cause);
 	if (rc != 0) {
-		if (old->pool != NULL && supply_reserve(P, old, &why) != 0)
-			policy_warn(fx, "container %s: lost its old grant: %s",
-			    old->key, why);
-		free(why);
+		undo_fail(P, &u);
+		undo_end(P, &u);
 		return (rc);
 	}
 	pinning_copy(&g->applied, &old->applied);
 	g->dirty = 1;
-	strmap_del(P->ctrs, old->key);
-	strmap_put(P->ctrs, g->key, g);
-	grant_free(old);
+	policy_put(P, 0, g->key, g);
+	undo_end(P, &u);
 	return (0);
 }
 
@@ -974,9 +1025,9 @@ int
 policy_create(struct policy *P, const struct container_spec *s,
     struct policy_effects *fx, char **cause)
 {
+	struct undoctx	 u;
 	struct grant	*g, *old;
 	struct cspec	 spec;
-	char		*why = NULL;
 	int		 rc, dropped;
 
 	if ((rc = cspec_check(s, cause)) != 0)
@@ -987,8 +1038,8 @@ policy_create(struct policy *P, const struct container_spec *s,
 		    POLICY_MAX_CONTAINERS);
 		return (-ENOSPC);
 	}
-	/* A repeated create replaces the grant; the old one comes back on
-	 * failure, which cannot fail as its CPUs were just freed. */
+	undo_begin(P, fx, &u);
+	/* A repeated create replaces the grant. */
 	if (old != NULL)
 		supply_release(P, old);
 	if ((dropped = cspec_copy(&spec, s)) > 0)
@@ -996,20 +1047,14 @@ policy_create(struct policy *P, const struct container_spec *s,
 	rc = container_grant(P, &spec, NULL, old, &g, fx, cause);
 	cspec_clear(&spec);
 	if (rc != 0) {
-		if (old != NULL && old->pool != NULL &&
-		    supply_reserve(P, old, &why) != 0)
-			policy_warn(fx, "container %s: lost its old grant: %s",
-			    s->id, why);
-		free(why);
+		undo_fail(P, &u);
+		undo_end(P, &u);
 		return (rc);
 	}
-	if (old != NULL) {
-		strmap_del(P->ctrs, s->id);
-		grant_free(old);
-	}
-	strmap_put(P->ctrs, g->key, g);
+	policy_put(P, 0, g->key, g);
 	policy_refresh(P, g->key, 0, fx);
 	fx->save = 1;
+	undo_end(P, &u);
 	return (0);
 }
 
@@ -1017,9 +1062,9 @@ int
 policy_update(struct policy *P, const char *id, long long request,
     long long limit, struct policy_effects *fx, char **cause)
 {
+	struct undoctx	 u;
 	struct grant	*old, *g;
 	struct cspec	 spec;
-	char		*why = NULL;
 	int		 rc;
 
 	if ((old = strmap_get(P->ctrs, id)) == NULL) {
@@ -1032,15 +1077,19 @@ policy_update(struct policy *P, const char *id, long long request,
 		    "range", id);
 		return (-EINVAL);
 	}
+	undo_begin(P, fx, &u);
 	cspec_dup(&spec, &old->spec);
 	spec.request = request;
 	spec.limit = limit;
 	if (old->kind == GRANT_CLAIM_PINNED) {
 		/* Its CPUs are the claims', whatever it asks for. */
-		cspec_clear(&old->spec);
-		old->spec = spec;
+		g = grant_dup(old);
+		cspec_clear(&g->spec);
+		g->spec = spec;
+		policy_put(P, 0, id, g);
 		policy_refresh(P, id, 0, fx);
 		fx->save = 1;
+		undo_end(P, &u);
 		return (0);
 	}
 	supply_release(P, old);
@@ -1048,18 +1097,15 @@ policy_update(struct policy *P, const char *id, long long request,
 	    &g, fx, cause);
 	cspec_clear(&spec);
 	if (rc != 0) {
-		if (supply_reserve(P, old, &why) != 0)
-			policy_warn(fx, "container %s: lost its old grant: %s",
-			    id, why);
-		free(why);
+		undo_fail(P, &u);
+		undo_end(P, &u);
 		return (rc);
 	}
 	pinning_copy(&g->applied, &old->applied);
-	strmap_del(P->ctrs, id);
-	grant_free(old);
-	strmap_put(P->ctrs, g->key, g);
+	policy_put(P, 0, id, g);
 	policy_refresh(P, g->key, 0, fx);
 	fx->save = 1;
+	undo_end(P, &u);
 	return (0);
 }
 
@@ -1067,14 +1113,17 @@ int
 policy_remove(struct policy *P, const char *id, struct policy_effects *fx)
 {
 	struct grant	*g;
+	struct undoctx	 u;
 
-	if ((g = strmap_del(P->ctrs, id)) == NULL)
+	if ((g = strmap_get(P->ctrs, id)) == NULL)
 		return (0);
+	undo_begin(P, fx, &u);
 	claim_unwait(P, g);
 	supply_release(P, g);
-	grant_free(g);
+	policy_put(P, 0, id, NULL);
 	policy_refresh(P, NULL, 0, fx);
 	fx->save = 1;
+	undo_end(P, &u);
 	return (0);
 }
 
@@ -1103,7 +1152,7 @@ policy_carry_container(struct policy *N, const struct grant *old,
 		g->pool = pool_tree_find(N->tree, old->pool->name);
 		if (g->pool != NULL && supply_reserve(N, g, &why) == 0) {
 			pinning_copy(&g->applied, &old->applied);
-			strmap_put(N->ctrs, g->key, g);
+			policy_put(N, 0, g->key, g);
 			rewait(N, g);
 			return (0);
 		}
@@ -1115,7 +1164,7 @@ policy_carry_container(struct policy *N, const struct grant *old,
 	if (rc != 0)
 		return (rc);
 	pinning_copy(&g->applied, &old->applied);
-	strmap_put(N->ctrs, g->key, g);
+	policy_put(N, 0, g->key, g);
 	return (0);
 }
 
@@ -1134,6 +1183,20 @@ policy_carry_claims(struct policy *N, const struct policy *P, char **cause)
 			claim_copy_meta(strmap_get(N->claims, v[i]->key), v[i]);
 	free(v);
 	return (rc);
+}
+
+/* N, built from P, becomes P's state; the old state is kept for an undo. */
+static void
+commit_swap(struct policy *P, struct policy *N, struct policy_effects *fx)
+{
+	struct undoctx	u;
+
+	undo_begin(P, fx, &u);
+	policy_swap(P, N);
+	undo_swapped(P, N);
+	policy_refresh(P, NULL, 1, fx);
+	fx->save = 1;
+	undo_end(P, &u);
 }
 
 int
@@ -1155,10 +1218,7 @@ policy_reconfigure(struct policy *P, const struct config *cfg,
 	free(v);
 	if (rc != 0)
 		goto fail;
-	policy_swap(P, N);
-	policy_free(N);
-	policy_refresh(P, NULL, 1, fx);
-	fx->save = 1;
+	commit_swap(P, N, fx);
 	return (0);
 fail:
 	policy_free(N);
@@ -1230,12 +1290,9 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 			grant_fallback(N, g);
 		}
 		cspec_clear(&spec);
-		strmap_put(N->ctrs, g->key, g);
+		policy_put(N, 0, g->key, g);
 	}
-	policy_swap(P, N);
-	policy_free(N);
-	policy_refresh(P, NULL, 1, fx);
-	fx->save = 1;
+	commit_swap(P, N, fx);
 	return (0);
 fail:
 	policy_free(N);

@@ -44,6 +44,9 @@ enum qos_class {
 	QOS_GUARANTEED
 };
 
+struct policy;
+struct undolog;
+
 struct policy_kv {
 	char	*key;
 	char	*value;
@@ -112,10 +115,20 @@ struct policy_effects {
 	char		**refused;
 	int		 nverify;
 	char		**verify;
+	/* What the operation changed (undo.c): kept until the effects are
+	 * cleared, which keeps the change, or policy_undo puts it back. */
+	struct undolog	*undo;
 };
 
 void	policy_effects_init(struct policy_effects *);
+/* Keeps what the operation did and frees the effects. */
 void	policy_effects_clear(struct policy_effects *);
+/*
+ * Puts back everything the operation of fx changed in the policy, which
+ * must be the last one made: the saved state text and every container's
+ * pinning are as before it. What fx told (updates, edits) is not undone.
+ */
+void	policy_undo(struct policy *, struct policy_effects *);
 
 struct policy;
 

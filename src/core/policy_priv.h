@@ -106,7 +106,32 @@ struct policy {
 	struct strmap		*claims;	/* uid -> struct grant */
 	int			 ndevs;
 	struct dradev		*devs;
+	struct undolog		*undo;		/* the operation's, or NULL */
 };
+
+/* undo.c: every change to a policy's state goes through these. */
+struct policy_change {
+	int			 claim;		/* a claim, else a container */
+	const char		*key;
+	const struct grant	*grant;		/* as it is now; NULL: gone */
+};
+struct undoctx {
+	struct undolog		*outer;
+	struct undolog		*own;
+	int			 mark;
+};
+void	undo_begin(struct policy *, struct policy_effects *, struct undoctx *);
+void	undo_fail(struct policy *, struct undoctx *);
+void	undo_end(struct policy *, struct undoctx *);
+void	undo_to(struct policy *, int);
+void	undolog_free(struct undolog *);
+void	policy_put(struct policy *, int, const char *, struct grant *);
+void	undo_supply(struct policy *, int);
+void	undo_applied(struct policy *, const struct grant *);
+void	undo_swapped(struct policy *, struct policy *);
+int	policy_changes(const struct policy *, const struct policy_effects *,
+	    struct policy_change **);
+struct grant *grant_dup(const struct grant *);
 
 /* supply.c */
 void	supply_init_all(struct policy *);

@@ -166,6 +166,7 @@ account_one(struct policy *P, const struct pool *p, const struct cpuset *cpus,
 {
 	struct supply	*s = &P->sup[p->id];
 
+	undo_supply(P, p->id);
 	s->gen++;
 	if (take) {
 		cpuset_andnot(&s->isolated, cpus);
@@ -199,6 +200,7 @@ account(struct policy *P, const struct pool *p, const struct cpuset *cpus,
 	const struct pool	*a;
 	struct cpuset		 part = CPUSET_INITIALIZER;
 
+	undo_supply(P, p->id);
 	P->sup[p->id].gen++;
 	account_below(P, p, cpus, take, &part);
 	for (a = p->parent; a != NULL; a = a->parent)
@@ -211,6 +213,7 @@ add_portion(struct policy *P, const struct grant *g, int sign)
 {
 	struct supply	*s = &P->sup[g->pool->id];
 
+	undo_supply(P, g->pool->id);
 	if (g->type == CPU_NORMAL) {
 		s->granted_shared += sign * g->portion;
 		s->zero_req += sign * (g->zero_req ? 1 : 0);
@@ -226,6 +229,7 @@ supply_release(struct policy *P, struct grant *g)
 
 	if (g->pool == NULL)
 		return;
+	undo_supply(P, g->pool->id);
 	s = &P->sup[g->pool->id];
 	cpuset_copy(&iso, &g->exclusive);
 	cpuset_and(&iso, &g->pool->isolated);
@@ -279,6 +283,7 @@ supply_reserve(struct policy *P, struct grant *g, char **cause)
 			    g->pool->name, have);
 			goto out;
 		}
+		undo_supply(P, g->pool->id);
 		cpuset_andnot(&s->isolated, &iso);
 		cpuset_andnot(&s->sharable, &excl);
 	} else if (g->type == CPU_RESERVED && g->portion > 0) {
@@ -362,6 +367,7 @@ supply_allocate(struct policy *P, struct pool *p, const struct request *r,
 	g->portion = 0;
 	g->zero_req = r->zero_req;
 	cpuset_copy(&g->exclusive, &pick);
+	undo_supply(P, p->id);
 	if (isolated)
 		cpuset_andnot(&s->isolated, &pick);
 	else

@@ -1,0 +1,344 @@
+/*
+ * undo.c owns what a policy operation changed, so that it can be put back
+ * (policy_undo) when the change cannot be made durable, and so that the
+ * journal can say which grants changed (policy_changes). Every change to
+ * a policy's state goes through the helpers here: a grant put into or
+ * taken out of its map (the grant it replaced is kept, not freed), a
+ * pool's free supply before its first change, a container's applied
+ * pinning, and a whole state swapped for a new one (sync, reconfigure).
+ * Without an operation in progress (P->undo NULL: a policy being built or
+ * restored) nothing is kept. The log is the operation's: it lives in its
+ * policy_effects and ends with them (policy_effects_clear keeps what was
+ * done, policy_undo puts back what was).
+ */
+#include "autoconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy_priv.h"
+#include "xmalloc.h"
+
+enum undo_kind {
+	UNDO_GRANT,		/* a grant put or taken: the one before */
+	UNDO_SUPPLY,		/* a pool's supply before its first change */
+	UNDO_APPLIED,		/* a container's applied pinning before */
+	UNDO_SWAP		/* a whole state before (sync, reconfigure) */
+};
+
+struct undo_entry {
+	enum undo_kind	 kind;
+	int		 claims;	/* GRANT: the claims' map */
+	char		*key;		/* GRANT, APPLIED */
+	struct grant	*old;		/* GRANT: NULL when there was none */
+	int		 pool;		/* SUPPLY */
+	struct supply	 sup;
+	struct pinning	 applied;	/* APPLIED */
+	unsigned long	 applied_gen;
+	int		 dirty;
+	struct policy	*before;	/* SWAP */
+};
+
+struct undolog {
+	struct undo_entry	*v;
+	int			 n;
+	int			 size;
+	int			 npools;
+	unsigned char		*touched;	/* pools saved, by id */
+};
+
+static struct undo_entry *
+entry_add(struct undolog *u, enum undo_kind kind)
+{
+	struct undo_entry	*e;
+
+	if (u->n == u->size) {
+		u->size = u->size ? 2 * u->size : 16;
+		u->v = xreallocarray(u->v, (size_t)u->size, sizeof *u->v);
+	}
+	e = &u->v[u->n++];
+	memset(e, 0, sizeof *e);
+	e->kind = kind;
+	return (e);
+}
+
+/* Frees what an entry kept, the grant or state it holds included. */
+static void
+entry_clear(struct undo_entry *e)
+{
+	free(e->key);
+	grant_free(e->old);
+	if (e->kind == UNDO_SUPPLY) {
+		cpuset_clear(&e->sup.isolated);
+		cpuset_clear(&e->sup.sharable);
+	}
+	pinning_clear(&e->applied);
+	policy_free(e->before);
+	memset(e, 0, sizeof *e);
+}
+
+void
+undolog_free(struct undolog *u)
+{
+	int	i;
+
+	if (u == NULL)
+		return;
+	for (i = 0; i < u->n; i++)
+		entry_clear(&u->v[i]);
+	free(u->v);
+	free(u->touched);
+	free(u);
+}
+
+/*
+ * An operation starts: its changes go to fx's log, or to the log of the
+ * operation it is part of, or (fx NULL) to a log of its own that undo_end
+ * drops. undo_fail puts back what it changed since undo_begin.
+ */
+void
+undo_begin(struct policy *P, struct policy_effects *fx, struct undoctx *u)
+{
+	u->outer = P->undo;
+	u->own = NULL;
+	if (P->undo == NULL) {
+		if (fx != NULL) {
+			if (fx->undo == NULL)
+				fx->undo = xcalloc(1, sizeof *fx->undo);
+			P->undo = fx->undo;
+		} else
+			P->undo = u->own = xcalloc(1, sizeof *u->own);
+	}
+	u->mark = P->undo->n;
+}
+
+void
+undo_fail(struct policy *P, struct undoctx *u)
+{
+	undo_to(P, u->mark);
+}
+
+void
+undo_end(struct policy *P, struct undoctx *u)
+{
+	P->undo = u->outer;
+	undolog_free(u->own);
+	u->own = NULL;
+}
+
+static struct strmap *
+map_of(struct policy *P, int claims)
+{
+	return (claims ? P->claims : P->ctrs);
+}
+
+/*
+ * Puts g under its key in P's containers (claims: 0) or claims, or takes
+ * the key out (g NULL). The grant it replaces is kept for an undo, or
+ * freed when no operation is in progress.
+ */
+void
+policy_put(struct policy *P, int claims, const char *key, struct grant *g)
+{
+	struct strmap		*m = map_of(P, claims);
+	struct grant		*old;
+	struct undo_entry	*e;
+
+	old = g != NULL ? strmap_get(m, key) : strmap_del(m, key);
+	if (g != NULL)
+		strmap_put(m, key, g);
+	if (old == g)
+		return;
+	if (P->undo == NULL) {
+		grant_free(old);
+		return;
+	}
+	e = entry_add(P->undo, UNDO_GRANT);
+	e->claims = claims;
+	e->key = xstrdup(key);
+	e->old = old;
+}
+
+/* Before pool id's supply changes. */
+void
+undo_supply(struct policy *P, int id)
+{
+	struct undolog		*u = P->undo;
+	struct undo_entry	*e;
+	int			 n = pool_tree_count(P->tree);
+
+	if (u == NULL)
+		return;
+	if (u->touched == NULL || u->npools != n) {
+		free(u->touched);
+		u->touched = xcalloc((size_t)n, 1);
+		u->npools = n;
+	}
+	if (u->touched[id])
+		return;
+	u->touched[id] = 1;
+	e = entry_add(u, UNDO_SUPPLY);
+	e->pool = id;
+	e->sup = P->sup[id];
+	cpuset_init(&e->sup.isolated);
+	cpuset_init(&e->sup.sharable);
+	cpuset_copy(&e->sup.isolated, &P->sup[id].isolated);
+	cpuset_copy(&e->sup.sharable, &P->sup[id].sharable);
+}
+
+/* Before g's applied pinning, its generation or dirty flag change. */
+void
+undo_applied(struct policy *P, const struct grant *g)
+{
+	struct undo_entry	*e;
+
+	if (P->undo == NULL)
+		return;
+	e = entry_add(P->undo, UNDO_APPLIED);
+	e->key = xstrdup(g->key);
+	pinning_init(&e->applied);
+	pinning_copy(&e->applied, &g->applied);
+	e->applied_gen = g->applied_gen;
+	e->dirty = g->dirty;
+}
+
+/*
+ * P now holds a new state and before the one it replaced (policy_swap):
+ * before is kept for an undo, or freed.
+ */
+void
+undo_swapped(struct policy *P, struct policy *before)
+{
+	struct undo_entry	*e;
+	struct undolog		*u = before->undo;
+
+	/* policy_swap moved the log with the state: it stays with P. */
+	before->undo = NULL;
+	P->undo = u;
+	if (u == NULL) {
+		policy_free(before);
+		return;
+	}
+	/* The supply saved so far was the old state's. */
+	if (u->touched != NULL)
+		memset(u->touched, 0, (size_t)u->npools);
+	e = entry_add(u, UNDO_SWAP);
+	e->before = before;
+}
+
+static void
+revert(struct policy *P, struct undo_entry *e)
+{
+	struct strmap	*m;
+	struct grant	*cur, *g;
+	unsigned long	 gen;
+
+	switch (e->kind) {
+	case UNDO_GRANT:
+		m = map_of(P, e->claims);
+		cur = strmap_get(m, e->key);
+		if (e->old != NULL)
+			strmap_put(m, e->key, e->old);
+		else
+			strmap_del(m, e->key);
+		e->old = NULL;
+		if (cur != NULL)
+			grant_free(cur);
+		break;
+	case UNDO_SUPPLY:
+		/* The counter only grows: what depended on it is redone. */
+		gen = P->sup[e->pool].gen + 1;
+		cpuset_move(&P->sup[e->pool].isolated, &e->sup.isolated);
+		cpuset_move(&P->sup[e->pool].sharable, &e->sup.sharable);
+		P->sup[e->pool].granted_shared = e->sup.granted_shared;
+		P->sup[e->pool].granted_reserved = e->sup.granted_reserved;
+		P->sup[e->pool].zero_req = e->sup.zero_req;
+		P->sup[e->pool].gen = gen;
+		break;
+	case UNDO_APPLIED:
+		if ((g = strmap_get(P->ctrs, e->key)) == NULL)
+			break;
+		pinning_copy(&g->applied, &e->applied);
+		g->applied_gen = e->applied_gen;
+		/* Its pool's supply may have moved on: look again. */
+		g->dirty = 1;
+		break;
+	case UNDO_SWAP:
+		policy_swap(P, e->before);
+		P->undo = e->before->undo;
+		e->before->undo = NULL;
+		break;
+	}
+	entry_clear(e);
+}
+
+/* Puts back every change after mark (undo_mark), newest first. */
+void
+undo_to(struct policy *P, int mark)
+{
+	struct undolog	*u = P->undo;
+
+	if (u == NULL)
+		return;
+	while (u->n > mark) {
+		u->n--;
+		if (u->v[u->n].kind == UNDO_SUPPLY && u->touched != NULL)
+			u->touched[u->v[u->n].pool] = 0;
+		revert(P, &u->v[u->n]);
+	}
+}
+
+void
+policy_undo(struct policy *P, struct policy_effects *fx)
+{
+	struct undolog	*outer = P->undo;
+
+	if (fx->undo == NULL)
+		return;
+	P->undo = fx->undo;
+	undo_to(P, 0);
+	P->undo = outer;
+	undolog_free(fx->undo);
+	fx->undo = NULL;
+}
+
+/*
+ * The grants an operation changed, each once, as they are now (grant NULL:
+ * taken out); -1 when it replaced the whole state. The array borrows from
+ * fx and P; caller frees it.
+ */
+int
+policy_changes(const struct policy *P, const struct policy_effects *fx,
+    struct policy_change **out)
+{
+	const struct undolog	*u = fx->undo;
+	struct policy_change	*v;
+	struct strmap		*seen[2];
+	int			 i, c, n = 0;
+
+	*out = NULL;
+	if (u == NULL)
+		return (0);
+	for (i = 0; i < u->n; i++)
+		if (u->v[i].kind == UNDO_SWAP)
+			return (-1);
+	seen[0] = strmap_new();
+	seen[1] = strmap_new();
+	v = xcalloc((size_t)u->n + 1, sizeof *v);
+	for (i = 0; i < u->n; i++) {
+		if (u->v[i].kind != UNDO_GRANT)
+			continue;
+		c = u->v[i].claims;
+		if (strmap_get(seen[c], u->v[i].key) != NULL)
+			continue;
+		strmap_put(seen[c], u->v[i].key, &v[n]);
+		v[n].claim = c;
+		v[n].key = u->v[i].key;
+		v[n].grant = strmap_get(c ? P->claims : P->ctrs, u->v[i].key);
+		n++;
+	}
+	strmap_free(seen[0]);
+	strmap_free(seen[1]);
+	*out = v;
+	return (n);
+}
