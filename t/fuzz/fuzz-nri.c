@@ -1,0 +1,175 @@
+/*
+ * fuzz-nri: the NRI requests that carry containers, as protobuf-c decodes
+ * a ttrpc payload and nri.c hands it on: CreateContainer, UpdateContainer
+ * and Synchronize made into container specs, run through the policy on a
+ * small machine, and the pinnings made into the adjustment and updates
+ * sent back. The first byte picks the request; the rest is its payload.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "nri_msg.h"
+#include "policy.h"
+#include "fuzzlib.h"
+
+#define MAX_SYNC	256	/* containers one fuzz input may sync */
+
+/* What goes back to the runtime, packed as it would be sent. */
+static void
+answer(const struct policy_effects *fx, const NRI(Container) *ct)
+{
+	struct nri_adjust	 adj;
+	struct nri_updates	 us;
+	uint8_t			*buf;
+	size_t			 n;
+	int			 i;
+
+	memset(&adj, 0, sizeof adj);
+	if (fx->self.id != NULL && nri_adjust_init(&adj, &fx->self)) {
+		n = protobuf_c_message_get_packed_size(&adj.adj.base);
+		if ((buf = malloc(n + 1)) == NULL)
+			abort();
+		if (protobuf_c_message_pack(&adj.adj.base, buf) != n)
+			abort();
+		free(buf);
+	}
+	nri_adjust_clear(&adj);
+	if (ct != NULL && fx->self.id != NULL)
+		(void)nri_msg_differs(ct, &fx->self);
+	nri_updates_init(&us);
+	for (i = 0; i < fx->nupdates; i++)
+		nri_updates_add(&us, &fx->updates[i]);
+	for (n = 0; n < us.n; n++)
+		(void)protobuf_c_message_get_packed_size(&us.v[n]->base);
+	nri_updates_clear(&us);
+}
+
+static void
+create(struct policy *P, const NRI(PodSandbox) *pod, const NRI(Container) *ct)
+{
+	struct nri_spec		 ns;
+	struct policy_effects	 fx;
+	char			*cause = NULL;
+
+	nri_spec_init(&ns, pod, ct);
+	policy_effects_init(&fx);
+	if (policy_create(P, &ns.spec, &fx, &cause) == 0)
+		answer(&fx, ct);
+	free(cause);
+	policy_effects_clear(&fx);
+	nri_spec_clear(&ns);
+}
+
+static void
+update(struct policy *P, const NRI(UpdateContainerRequest) *req)
+{
+	const NRI(LinuxResources)	*res;
+	struct policy_effects		 fx;
+	enum qos_class			 qos;
+	long long			 request, limit;
+	char				*cause = NULL;
+
+	create(P, req->pod, req->container);
+	if (policy_pinning(P, req->container->id) == NULL)
+		return;
+	res = req->linux_resources != NULL ? req->linux_resources :
+	    nri_msg_resources(req->container);
+	qos = nri_msg_qos(req->pod, req->container, res);
+	nri_msg_cpu(res, qos, &request, &limit);
+	policy_effects_init(&fx);
+	if (policy_update(P, req->container->id, request, limit, &fx,
+	    &cause) == 0)
+		answer(&fx, req->container);
+	free(cause);
+	policy_effects_clear(&fx);
+}
+
+static void
+do_sync(struct policy *P, const NRI(SynchronizeRequest) *req)
+{
+	struct nri_spec		*specs;
+	struct container_spec	*cs;
+	struct policy_effects	 fx;
+	const NRI(PodSandbox)	*pod;
+	const NRI(Container)	*ct;
+	char			*cause = NULL;
+	size_t			 i, j;
+	int			 k = 0;
+
+	if (req->n_containers > MAX_SYNC)
+		return;
+	specs = calloc(req->n_containers + 1, sizeof *specs);
+	cs = calloc(req->n_containers + 1, sizeof *cs);
+	if (specs == NULL || cs == NULL)
+		abort();
+	for (i = 0; i < req->n_containers; i++) {
+		ct = req->containers[i];
+		if (ct == NULL || *ct->id == '\0')
+			continue;
+		pod = NULL;
+		for (j = 0; j < req->n_pods; j++)
+			if (req->pods[j] != NULL &&
+			    strcmp(req->pods[j]->id, ct->pod_sandbox_id) == 0)
+				pod = req->pods[j];
+		nri_spec_init(&specs[k], pod, ct);
+		cs[k] = specs[k].spec;
+		k++;
+	}
+	policy_effects_init(&fx);
+	if (policy_sync(P, cs, k, &fx, &cause) == 0)
+		answer(&fx, NULL);
+	free(cause);
+	policy_effects_clear(&fx);
+	while (k-- > 0)
+		nri_spec_clear(&specs[k]);
+	free(specs);
+	free(cs);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
+{
+	const ProtobufCMessageDescriptor *desc[] = {
+		&nri__pkg__api__v1alpha1__create_container_request__descriptor,
+		&nri__pkg__api__v1alpha1__update_container_request__descriptor,
+		&nri__pkg__api__v1alpha1__synchronize_request__descriptor
+	};
+	ProtobufCMessage	*msg;
+	struct policy		*P = NULL;
+	char			*cause = NULL;
+	int			 which;
+
+	if (len == 0)
+		return (0);
+	which = data[0] % 3;
+	msg = protobuf_c_message_unpack(desc[which], NULL, len - 1, data + 1);
+	if (msg == NULL)
+		return (0);
+	if (policy_new(fuzz_topology(), fuzz_config(), &P, &cause) != 0)
+		abort();
+	switch (which) {
+	case 0: {
+		NRI(CreateContainerRequest) *req = (void *)msg;
+
+		if (req->container != NULL && *req->container->id != '\0')
+			create(P, req->pod, req->container);
+		break;
+	}
+	case 1: {
+		NRI(UpdateContainerRequest) *req = (void *)msg;
+
+		if (req->container != NULL && *req->container->id != '\0')
+			update(P, req);
+		break;
+	}
+	case 2:
+		do_sync(P, (void *)msg);
+		break;
+	}
+	/* What the daemon saves after each event. */
+	free(policy_save_text(P, NULL));
+	policy_free(P);
+	protobuf_c_message_free_unpacked(msg, NULL);
+	return (0);
+}
