@@ -428,7 +428,7 @@ unpin_containers(struct policy *P, const char *uid, struct policy_effects *fx)
 	size_t		 i, n;
 	int		 j, k;
 
-	v = (struct grant **)strmap_values(P->ctrs, &n);
+	v = index_pinned(P, uid, &n);
 	for (i = 0; i < n; i++) {
 		g = v[i];
 		if (g->kind != GRANT_CLAIM_PINNED)

@@ -252,6 +252,7 @@ policy_build(const struct topology *t, const struct config *cfg,
 	supply_init_all(P);
 	P->ctrs = strmap_new();
 	P->claims = strmap_new();
+	index_init(P);
 	P->ndevs = dradev_list(P->tree, &P->devs);
 	*out = P;
 	return (0);
@@ -269,6 +270,7 @@ policy_free(struct policy *P)
 {
 	if (P == NULL)
 		return;
+	index_clear(P);
 	grant_free_all(P->ctrs);
 	grant_free_all(P->claims);
 	supply_clear_all(P);
@@ -353,9 +355,9 @@ score_pools(struct scoring *sc)
 	const struct policy	*P = sc->P;
 	const struct request	*r = sc->r;
 	const struct pool	*p, *a, *q;
-	struct grant		**v;
+	const struct grant	*g;
+	const int		*pods, *nss;
 	double			*aff, w, sum;
-	size_t			 i, n;
 	int			 id, full, part, k, np, lp, hp;
 
 	np = pool_tree_count(P->tree);
@@ -365,25 +367,28 @@ score_pools(struct scoring *sc)
 	if (full == 0 && part == 0)
 		part = 1;
 
-	/* Colocation counts and implicit affinities from the other grants. */
-	v = (struct grant **)strmap_values(P->ctrs, &n);
-	for (i = 0; i < n; i++) {
-		if (v[i]->pool == NULL || strcmp(v[i]->key, sc->spec->id) == 0)
-			continue;
-		if (v[i]->type == r->type)
-			sc->scores[v[i]->pool->id].colocated++;
-		w = 0;
-		if (P->cfg->colocate_pods && sc->spec->pod != NULL &&
-		    v[i]->spec.pod != NULL &&
-		    strcmp(sc->spec->pod, v[i]->spec.pod) == 0)
-			w += 10;
-		if (P->cfg->colocate_namespaces && sc->spec->ns != NULL &&
-		    v[i]->spec.ns != NULL &&
-		    strcmp(sc->spec->ns, v[i]->spec.ns) == 0)
-			w += 10;
-		aff[v[i]->pool->id] += w;
+	/*
+	 * Colocation counts and implicit affinities from the other grants,
+	 * counted by the index; the container's own grant, when it has one
+	 * (an update, a create again), is not another.
+	 */
+	pods = P->cfg->colocate_pods ? index_pod(P, sc->spec->pod) : NULL;
+	nss = P->cfg->colocate_namespaces ? index_ns(P, sc->spec->ns) : NULL;
+	for (id = 0; id < np; id++) {
+		sc->scores[id].colocated = index_ntype(P, id, r->type);
+		aff[id] = 10.0 * ((pods ? pods[id] : 0) + (nss ? nss[id] : 0));
 	}
-	free(v);
+	if ((g = strmap_get(P->ctrs, sc->spec->id)) != NULL && g->pool != NULL) {
+		id = g->pool->id;
+		if (g->type == r->type)
+			sc->scores[id].colocated--;
+		if (pods != NULL && g->spec.pod != NULL &&
+		    strcmp(g->spec.pod, sc->spec->pod) == 0)
+			aff[id] -= 10;
+		if (nss != NULL && g->spec.ns != NULL &&
+		    strcmp(g->spec.ns, sc->spec->ns) == 0)
+			aff[id] -= 10;
+	}
 
 	for (id = 0; id < np; id++) {
 		struct score	*s = &sc->scores[id];
@@ -719,17 +724,23 @@ policy_refresh(struct policy *P, const char *self, int all,
 	size_t		 i, n;
 
 	pinning_init(&pin);
-	v = (struct grant **)strmap_values(P->ctrs, &n);
+	if ((g = self != NULL ? strmap_get(P->ctrs, self) : NULL) != NULL) {
+		undo_applied(P, g);
+		policy_pin(P, g, &g->applied);
+		g->applied_gen = g->pool ? supply_path_gen(P, g->pool) : 0;
+		g->dirty = 0;
+		if (fx != NULL)
+			pinning_copy(&fx->self, &g->applied);
+	}
+	/* Only what may have moved, unless everything is asked for. */
+	if (all)
+		v = (struct grant **)strmap_values(P->ctrs, &n);
+	else
+		v = index_moved(P, &n);
 	for (i = 0; i < n; i++) {
 		g = v[i];
-		if (self != NULL && strcmp(g->key, self) == 0) {
-			undo_applied(P, g);
-			policy_pin(P, g, &g->applied);
-			g->applied_gen = g->pool ? supply_path_gen(P, g->pool) : 0;
-			if (fx != NULL)
-				pinning_copy(&fx->self, &g->applied);
+		if (self != NULL && strcmp(g->key, self) == 0)
 			continue;
-		}
 		if (!all && !g->dirty && (g->kind == GRANT_CLAIM_PINNED ||
 		    g->type != CPU_NORMAL ||
 		    (g->portion == 0 && !cpuset_empty(&g->exclusive))))
@@ -753,6 +764,7 @@ policy_refresh(struct policy *P, const char *self, int all,
 		pinning_copy(u, &pin);
 	}
 	free(v);
+	index_clean(P);
 	pinning_clear(&pin);
 	if (fx != NULL && fx->nupdates > 1)
 		qsort(fx->updates, fx->nupdates, sizeof *fx->updates,

@@ -107,7 +107,21 @@ struct policy {
 	int			 ndevs;
 	struct dradev		*devs;
 	struct undolog		*undo;		/* the operation's, or NULL */
+	struct index		*index;		/* index.c */
 };
+
+/* index.c */
+void	index_init(struct policy *);
+void	index_clear(struct policy *);
+void	index_link(struct policy *, int, struct grant *);
+void	index_unlink(struct policy *, int, struct grant *);
+void	index_dirty(struct policy *, struct grant *);
+int	index_ntype(const struct policy *, int, enum cpu_type);
+const int *index_pod(const struct policy *, const char *);
+const int *index_ns(const struct policy *, const char *);
+struct grant **index_pinned(const struct policy *, const char *, size_t *);
+struct grant **index_moved(struct policy *, size_t *);
+void	index_clean(struct policy *);
 
 /* undo.c: every change to a policy's state goes through these. */
 struct policy_change {

@@ -581,7 +581,7 @@ restore_container(struct policy *N, const char *key, json_t *o,
 		goto out;
 	if (fallback) {
 		grant_fallback(N, g);
-		strmap_put(N->ctrs, g->key, g);
+		policy_put(N, 0, g->key, g);
 		return (0);
 	}
 	g->type = (enum cpu_type)i;

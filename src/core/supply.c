@@ -166,19 +166,31 @@ account_one(struct policy *P, const struct pool *p, const struct cpuset *cpus,
 {
 	struct supply	*s = &P->sup[p->id];
 
-	undo_supply(P, p->id);
-	s->gen++;
+	/* The generation moves only when a free set does. */
 	if (take) {
+		if (!cpuset_intersects(&s->isolated, cpus) &&
+		    !cpuset_intersects(&s->sharable, cpus))
+			return;
+		undo_supply(P, p->id);
+		s->gen++;
 		cpuset_andnot(&s->isolated, cpus);
 		cpuset_andnot(&s->sharable, cpus);
 		return;
 	}
 	cpuset_copy(part, cpus);
 	cpuset_and(part, &p->isolated);
-	cpuset_or(&s->isolated, part);
+	if (!cpuset_subset(part, &s->isolated)) {
+		undo_supply(P, p->id);
+		s->gen++;
+		cpuset_or(&s->isolated, part);
+	}
 	cpuset_copy(part, cpus);
 	cpuset_and(part, &p->sharable);
-	cpuset_or(&s->sharable, part);
+	if (!cpuset_subset(part, &s->sharable)) {
+		undo_supply(P, p->id);
+		s->gen++;
+		cpuset_or(&s->sharable, part);
+	}
 }
 
 static void
@@ -200,6 +212,8 @@ account(struct policy *P, const struct pool *p, const struct cpuset *cpus,
 	const struct pool	*a;
 	struct cpuset		 part = CPUSET_INITIALIZER;
 
+	if (cpuset_empty(cpus))
+		return;
 	undo_supply(P, p->id);
 	P->sup[p->id].gen++;
 	account_below(P, p, cpus, take, &part);

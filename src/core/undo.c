@@ -145,10 +145,13 @@ policy_put(struct policy *P, int claims, const char *key, struct grant *g)
 	struct undo_entry	*e;
 
 	old = g != NULL ? strmap_get(m, key) : strmap_del(m, key);
-	if (g != NULL)
-		strmap_put(m, key, g);
 	if (old == g)
 		return;
+	index_unlink(P, claims, old);
+	if (g != NULL) {
+		strmap_put(m, key, g);
+		index_link(P, claims, g);
+	}
 	if (P->undo == NULL) {
 		grant_free(old);
 		return;
@@ -237,9 +240,11 @@ revert(struct policy *P, struct undo_entry *e)
 	case UNDO_GRANT:
 		m = map_of(P, e->claims);
 		cur = strmap_get(m, e->key);
-		if (e->old != NULL)
+		index_unlink(P, e->claims, cur);
+		if (e->old != NULL) {
 			strmap_put(m, e->key, e->old);
-		else
+			index_link(P, e->claims, e->old);
+		} else
 			strmap_del(m, e->key);
 		e->old = NULL;
 		if (cur != NULL)
@@ -261,7 +266,7 @@ revert(struct policy *P, struct undo_entry *e)
 		pinning_copy(&g->applied, &e->applied);
 		g->applied_gen = e->applied_gen;
 		/* Its pool's supply may have moved on: look again. */
-		g->dirty = 1;
+		index_dirty(P, g);
 		break;
 	case UNDO_SWAP:
 		policy_swap(P, e->before);
