@@ -1,8 +1,9 @@
 /*
  * fuzz-dra: the kubelet's NodePrepareResources and NodeUnprepareResources
  * requests, v1 and v1beta1 (the first byte picks one of the four), as
- * protobuf-c decodes them and dra.c checks each claim before it reads it
- * from the API server or writes a CDI spec for it.
+ * protobuf-c decodes them (after the NUL check of every call) and dra.c
+ * checks each claim before it reads it from the API server or writes a
+ * CDI spec for it.
  */
 
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "dra.h"
 #include "dra_v1.pb-c.h"
 #include "dra_v1beta1.pb-c.h"
+#include "pbcheck.h"
 #include "fuzzlib.h"
 
 typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Claim	Claim;
@@ -56,11 +58,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		&k8s__io__kubelet__pkg__apis__dra__v1beta1__node_unprepare_resources_request__descriptor
 	};
 	ProtobufCMessage	*msg, *v1;
+	char			*cause = NULL;
 	int			 which;
 
 	if (len == 0)
 		return (0);
 	which = data[0] % 4;
+	if (pbcheck_strings(desc[which], data + 1, len - 1, &cause) != 0) {
+		free(cause);
+		return (0);
+	}
 	if ((msg = protobuf_c_message_unpack(desc[which], NULL, len - 1,
 	    data + 1)) == NULL)
 		return (0);

@@ -3,13 +3,15 @@
  * a ttrpc payload and nri.c hands it on: CreateContainer, UpdateContainer
  * and Synchronize made into container specs, run through the policy on a
  * small machine, and the pinnings made into the adjustment and updates
- * sent back. The first byte picks the request; the rest is its payload.
+ * sent back. The first byte picks the request; the rest is its payload,
+ * refused first, as nri.c does, when a string in it holds a NUL byte.
  */
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "nri_msg.h"
+#include "pbcheck.h"
 #include "policy.h"
 #include "fuzzlib.h"
 
@@ -143,6 +145,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	if (len == 0)
 		return (0);
 	which = data[0] % 3;
+	if (pbcheck_strings(desc[which], data + 1, len - 1, &cause) != 0) {
+		free(cause);
+		return (0);
+	}
 	msg = protobuf_c_message_unpack(desc[which], NULL, len - 1, data + 1);
 	if (msg == NULL)
 		return (0);
