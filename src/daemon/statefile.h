@@ -1,8 +1,9 @@
 /*
  * The state directory on disk (SPEC R-STATE): state.json, the policy's
  * saved document, written atomically and read back defensively, and the
- * per-container containers/<id>/resources.sh of R-STATE-4. Plain blocking
- * file I/O on small files; no libevent.
+ * per-container containers/<id>/resources.sh of R-STATE-4. Writes are
+ * plain file I/O with fsync; reads go through readfile, so nothing planted
+ * in the folder can block them. No libevent.
  *
  * Every function returns 0 or a negative errno and, on error, sets *cause
  * to a text naming the path, which the caller frees.
@@ -50,8 +51,9 @@ int	statefile_write_text(const char *dir, const char *text, size_t len,
 
 /*
  * Reads <dir>/state.json into *doc (a new reference). An absent file gives
- * 0 and *doc NULL. A file that is not a JSON object with "version" 1
- * (corrupt, truncated, empty, too big, missing or newer version) is moved
+ * 0 and *doc NULL. A file that is not a JSON object with a version this
+ * daemon reads (corrupt, truncated, empty, too big, missing or newer
+ * version), or no regular file at all (a FIFO, a folder), is moved
  * aside with statefile_move_aside and gives -EBADMSG, *doc NULL and a cause
  * saying what was wrong and where the file went. Other errors (EIO,
  * EACCES) leave the file in place.
