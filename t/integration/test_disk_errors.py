@@ -14,6 +14,9 @@ writes succeed. A CDI folder that is a file fails a prepare with an error
 naming the CDI spec; the claim is let go and the shared containers it
 moved come back.
 
+A FIFO or a folder where the kubeconfig, its token file, a sysfs file or
+state.json should be is named and never blocks the daemon in open().
+
 The daemon's stderr goes through a pipe here (a FIFO in place of the log
 file) so that the file-size limit bites the files it saves, not its log.
 
@@ -168,6 +171,71 @@ def test_state_dir_is_a_file():
     assert os.path.join(d.state_dir, "x") in out and \
         "Not a directory" in out, out
     no_sanitizer(out)
+
+
+# -- FIFOs and folders where files should be ---------------------------
+
+def test_fifo_kubeconfig_and_token_do_not_block():
+    """A blocking open of a FIFO would wait for a writer forever, the
+    daemon's loop with it: the API client is off, and says why."""
+    folder = tap.tmpdir()
+    fifo = os.path.join(folder, "kubeconfig")
+    os.mkfifo(fifo)
+    with daemon.Daemon(config=CONFIG, folder=folder,
+                       sysfs_root=tap.n4c16(),
+                       args=["--kubeconfig", fifo]) as d:
+        d.start()
+        err = d.admin("status")["result"]["dra"]["error"]
+        assert "kubeconfig %s is a FIFO, not a regular file" % fifo in err
+        d.finish()
+
+    folder = tap.tmpdir()
+    token = os.path.join(folder, "token")
+    os.mkfifo(token)
+    kc = os.path.join(folder, "kc.yaml")
+    with open(kc, "w") as f:
+        f.write("apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                "clusters: [{name: k, cluster: {server: "
+                "'https://127.0.0.1:1'}}]\n"
+                "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+                "users: [{name: u, user: {tokenFile: %s}}]\n" % token)
+    with daemon.Daemon(config=CONFIG, folder=folder,
+                       sysfs_root=tap.n4c16(),
+                       args=["--kubeconfig", kc]) as d:
+        d.start()
+        err = d.admin("status")["result"]["dra"]["error"]
+        assert "token file %s is a FIFO" % token in err, err
+        d.finish()
+
+
+def test_fifo_or_folder_in_sysfs_and_state():
+    # A tree of our own: the shared ones are read-only.
+    root = tap.mksysfs("packages=1,nodes=1,cores=2,threads=1", "fifo-sysfs")
+    online = os.path.join(root, "sys", "devices", "system", "cpu", "online")
+    os.unlink(online)
+    os.mkfifo(online)
+    d = daemon.Daemon(config={}, sysfs_root=root)
+    rc, out = start_refused(d)
+    assert rc == 1, (rc, out)
+    assert "%s is a FIFO, not a regular file" % online in out, out
+
+    # state.json as a FIFO or a folder is moved aside like a bad file.
+    for make in (os.mkfifo, os.mkdir):
+        folder = tap.tmpdir()
+        state = os.path.join(folder, "state")
+        os.mkdir(state, 0o700)
+        make(os.path.join(state, "state.json"))
+        with daemon.Daemon(config=CONFIG, folder=folder,
+                           sysfs_root=tap.n4c16()) as d:
+            d.start()
+            out = d.output()
+            kind = "a FIFO" if make is os.mkfifo else "a directory"
+            assert "state file %s is %s, not a regular file" % (
+                os.path.join(state, "state.json"), kind) in out, out
+            assert "moved aside" in out, out
+            with open(os.path.join(state, "state.json")) as f:
+                assert json.load(f)["grants"] == {}
+            d.finish()
 
 
 def test_cdi_dir_is_a_file():
