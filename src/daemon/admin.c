@@ -130,8 +130,9 @@ conn_free(struct admin_conn *c)
 }
 
 /*
- * Says why to a peer we stop serving, with what the socket takes at once
- * (an answer it has not read may be in the way), and closes.
+ * Says why to a peer we stop serving, with what the socket takes at once,
+ * unless answers are still on their way (the line would cut into them),
+ * and closes.
  */
 static void
 conn_drop(struct admin_conn *c, const char *why)
@@ -139,16 +140,21 @@ conn_drop(struct admin_conn *c, const char *why)
 	char	*line;
 	ssize_t	 n;
 
-	line = adminproto_reply_error(why);
-	n = send(bufferevent_getfd(c->bev), line, strlen(line),
-	    MSG_DONTWAIT | MSG_NOSIGNAL);
-	(void)n;
-	free(line);
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0) {
+		line = adminproto_reply_error(why);
+		n = send(bufferevent_getfd(c->bev), line, strlen(line),
+		    MSG_DONTWAIT | MSG_NOSIGNAL);
+		(void)n;
+		free(line);
+	}
 	conn_kill(c);
 }
 
-/* Arms the request timeout when a line begins, stops it when none is
- * unfinished. */
+/*
+ * Arms the request timeout when a line begins, stops it when none is
+ * unfinished. While its input waits on our side (paused, or its turn to
+ * come) the peer is not late.
+ */
 static void
 conn_watch(struct admin_conn *c)
 {
@@ -157,7 +163,8 @@ conn_watch(struct admin_conn *c)
 
 	if (c->dead)
 		return;
-	if (c->eof || !adminproto_partial(&c->proto)) {
+	if (c->eof || c->paused || c->more ||
+	    !adminproto_partial(&c->proto)) {
 		if (c->timing)
 			evtimer_del(c->ev_timeout);
 		c->timing = 0;
@@ -174,7 +181,8 @@ timeout_cb(evutil_socket_t fd, short what, void *arg)
 	char			*why;
 
 	c->timing = 0;
-	if (c->dead)
+	/* conn_process arms it afresh when the input is read again. */
+	if (c->dead || c->paused || c->more)
 		return;
 	log_info("admin: closing the connection of pid %ld: a request "
 	    "unfinished for %d ms", (long)c->pid, ADMIN_REQUEST_TIMEOUT_MS);
@@ -463,6 +471,7 @@ conn_process(struct admin_conn *c)
 			c->paused = 1;
 			c->more = evbuffer_get_length(in) > 0;
 			bufferevent_disable(c->bev, EV_READ);
+			conn_watch(c);
 			return;
 		}
 		if (c->handled >= ADMIN_MAX_REQUESTS_PER_WAKEUP) {
