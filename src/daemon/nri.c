@@ -1458,7 +1458,7 @@ plugin_frame(const struct ttrpc_frame *f, void *arg)
 	struct call	 call;
 	Ttrpc__Request	*req;
 	char		*why = NULL, *cause = NULL;
-	int		 code;
+	int		 code, rc;
 
 	if (c->dead)
 		return (-ECONNABORTED);
@@ -1483,7 +1483,17 @@ plugin_frame(const struct ttrpc_frame *f, void *arg)
 	case TTRPC_HANDLE:
 		break;
 	}
-	if (ttrpc_request_unpack(f, &req, &cause) != 0) {
+	/* The envelope's service and method are strings too. */
+	if ((rc = pbcheck_strings(&ttrpc__request__descriptor, f->data,
+	    f->len, &cause)) != 0 && rc != -EBADMSG) {
+		call.c = c;
+		call.stream = f->stream;
+		call.method = "?";
+		reply_error(&call, TTRPC_INVALID_ARGUMENT, "%s", cause);
+		free(cause);
+		return (c->dead ? -ECONNABORTED : 0);
+	}
+	if (rc != 0 || ttrpc_request_unpack(f, &req, &cause) != 0) {
 		conn_fail(c, "nri_protocol", "%s", cause);
 		free(cause);
 		return (-EBADMSG);

@@ -434,6 +434,20 @@ def test_nul_in_container_ids_refused():
         grants = s.d.admin("grants")["result"]
         assert not [g for g in grants if g.get("id", "").startswith("ab")], \
             grants
+        # And in the ttrpc envelope: a method name cut at its NUL would
+        # be CreateContainer.
+        p = rt.make_pod("five", qos="Guaranteed")
+        c = rt.make_container(p, "c", request=1000, limit=1000)
+        req = rt.pb.nri.CreateContainerRequest(pod=p, container=c)
+        try:
+            rt._event("CreateContainer\0x", req,
+                      rt.pb.nri.CreateContainerResponse, 2.0)
+        except CallError as e:
+            assert "Request.method has a NUL byte" in e.message, e
+        else:
+            raise AssertionError("the method was taken")
+        assert not [g for g in s.d.admin("grants")["result"]
+                    if g.get("id") == c.id]
         # The runtime's connection is fine, and an "ab" of its own gets
         # its own CPU.
         p = rt.make_pod("four", qos="Guaranteed")
