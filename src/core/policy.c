@@ -906,16 +906,19 @@ policy_pin_to_claims(struct policy *P, struct grant *g,
 	return (1);
 }
 
-/* A carried grant that was refused a claim keeps waiting for it. */
+/* A carried grant that was refused a claim keeps waiting for it, and the
+ * claim is read again (after a restart nothing else would). */
 static void
-rewait(struct policy *N, const struct grant *g)
+rewait(struct policy *N, const struct grant *g, struct policy_effects *fx)
 {
 	const struct grant	*cg = NULL;
 	int			 i;
 
 	for (i = 0; i < g->spec.nenv; i++)
-		if (claim_env_of(N, &g->spec, i, NULL, &cg) == ENV_UNTRUSTED)
+		if (claim_env_of(N, &g->spec, i, NULL, &cg) == ENV_UNTRUSTED) {
 			claim_wait(N, (struct grant *)cg, g->key);
+			verify_add(fx, cg->key);
+		}
 }
 
 int
@@ -1165,7 +1168,7 @@ policy_carry_container(struct policy *N, const struct grant *old,
 		if (g->pool != NULL && supply_reserve(N, g, &why) == 0) {
 			pinning_copy(&g->applied, &old->applied);
 			policy_put(N, 0, g->key, g);
-			rewait(N, g);
+			rewait(N, g, fx);
 			return (0);
 		}
 		free(why);

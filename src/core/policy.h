@@ -186,6 +186,23 @@ json_t	*policy_save(const struct policy *);
 char	*policy_save_text(const struct policy *, size_t *len);
 int	policy_restore(const struct topology *, const struct config *,
 	    json_t *, struct policy **, char **);
+/*
+ * The state document as a snapshot of the journal: its sequence number
+ * (0: none) and the config in force (JSON text, NULL: none), which
+ * policy_restore reads past. Caller frees.
+ */
+char	*policy_snapshot_text(const struct policy *, unsigned long long seq,
+	    const char *config, size_t *len);
+/*
+ * The journal record of the operation whose effects are fx, which must be
+ * the last one made: {"event":E,"set":{...},"del":[...]} with the grants
+ * it changed (as in the state document), or {"event":E,"grants":{...}}
+ * when it replaced the whole state. event is JSON text or NULL.
+ */
+char	*policy_record_text(const struct policy *,
+	    const struct policy_effects *, const char *event, size_t *len);
+/* Applies a record to a state document, as at start. */
+int	policy_record_apply(json_t *doc, json_t *rec, char **cause);
 
 /* Read access for views, the admin socket and the simulator. */
 const struct config	*policy_config(const struct policy *);

@@ -368,53 +368,211 @@ tb_claim_meta(struct textbuf *b, const struct grant *g)
 	tb_lit(b, "]");
 }
 
-char *
-policy_save_text(const struct policy *P, size_t *len)
+static void
+tb_claim(struct textbuf *b, const struct grant *g)
 {
-	struct textbuf	  b;
+	tb_lit(b, "{\"kind\":\"claim\",\"cpus\":");
+	tb_cpuset(b, &g->exclusive);
+	tb_lit(b, ",\"pool\":");
+	tb_str(b, g->pool->name);
+	tb_claim_meta(b, g);
+	tb_lit(b, "}");
+}
+
+/* The grant's key in the state document. */
+static void
+tb_key(struct textbuf *b, int claim, const char *key)
+{
+	if (claim) {
+		tb_lit(b, "\"" CLAIM_KEY_PREFIX);
+		tb_esc(b, key);
+		tb_lit(b, "\"");
+	} else
+		tb_str(b, key);
+}
+
+/* Every grant, containers then claims, each sorted by key. */
+static void
+tb_grants(struct textbuf *b, const struct policy *P)
+{
 	struct grant	**v;
 	size_t		  i, n;
 	int		  first = 1;
 
-	/* About what a container takes, so that few saves grow it. */
-	b.size = 256 * (strmap_count(P->ctrs) + strmap_count(P->claims) + 1);
-	b.p = xmalloc(b.size);
-	b.len = 0;
-
-	tb_lit(&b, "{\"version\":");
-	tb_int(&b, STATE_VERSION);
-	tb_lit(&b, ",\"grants\":{");
+	tb_lit(b, "{");
 	v = policy_sorted(P->ctrs, &n);
 	for (i = 0; i < n; i++) {
 		if (!first)
-			tb_lit(&b, ",");
+			tb_lit(b, ",");
 		first = 0;
-		tb_str(&b, v[i]->key);
-		tb_lit(&b, ":");
-		tb_container(&b, v[i]);
+		tb_key(b, 0, v[i]->key);
+		tb_lit(b, ":");
+		tb_container(b, v[i]);
 	}
 	free(v);
 	v = policy_sorted(P->claims, &n);
 	for (i = 0; i < n; i++) {
 		if (!first)
-			tb_lit(&b, ",");
+			tb_lit(b, ",");
 		first = 0;
-		tb_lit(&b, "\"" CLAIM_KEY_PREFIX);
-		tb_esc(&b, v[i]->key);
-		tb_lit(&b, "\":{\"kind\":\"claim\",\"cpus\":");
-		tb_cpuset(&b, &v[i]->exclusive);
-		tb_lit(&b, ",\"pool\":");
-		tb_str(&b, v[i]->pool->name);
-		tb_claim_meta(&b, v[i]);
-		tb_lit(&b, "}");
+		tb_key(b, 1, v[i]->key);
+		tb_lit(b, ":");
+		tb_claim(b, v[i]);
 	}
 	free(v);
-	tb_lit(&b, "}}\n");
-	tb_reserve(&b, 1);
-	b.p[b.len] = '\0';
+	tb_lit(b, "}");
+}
+
+static void
+tb_init(struct textbuf *b, size_t size)
+{
+	b->size = size > 64 ? size : 64;
+	b->p = xmalloc(b->size);
+	b->len = 0;
+}
+
+static char *
+tb_finish(struct textbuf *b, size_t *len)
+{
+	tb_reserve(b, 1);
+	b->p[b->len] = '\0';
 	if (len != NULL)
-		*len = b.len;
-	return (b.p);
+		*len = b->len;
+	return (b->p);
+}
+
+char *
+policy_save_text(const struct policy *P, size_t *len)
+{
+	return (policy_snapshot_text(P, 0, NULL, len));
+}
+
+char *
+policy_snapshot_text(const struct policy *P, unsigned long long seq,
+    const char *config, size_t *len)
+{
+	struct textbuf	b;
+
+	/* About what a container takes, so that few saves grow it. */
+	tb_init(&b, 256 * (strmap_count(P->ctrs) + strmap_count(P->claims) +
+	    1) + (config != NULL ? strlen(config) : 0));
+	tb_lit(&b, "{\"version\":");
+	tb_int(&b, STATE_VERSION);
+	if (seq > 0) {
+		tb_lit(&b, ",\"seq\":");
+		tb_int(&b, (long long)seq);
+	}
+	if (config != NULL) {
+		tb_lit(&b, ",\"config\":");
+		tb_add(&b, config, strlen(config));
+	}
+	tb_lit(&b, ",\"grants\":");
+	tb_grants(&b, P);
+	tb_lit(&b, "}\n");
+	return (tb_finish(&b, len));
+}
+
+/*
+ * The journal record of the operation whose effects are fx: the event as
+ * given (JSON text) and the grants it changed as they are now ("set"), or
+ * gone ("del"); when it replaced the whole state, all of them ("grants").
+ */
+char *
+policy_record_text(const struct policy *P, const struct policy_effects *fx,
+    const char *event, size_t *len)
+{
+	struct policy_change	*ch;
+	struct textbuf		 b;
+	int			 i, n, first, any;
+
+	n = policy_changes(P, fx, &ch);
+	tb_init(&b, 512 + (event != NULL ? strlen(event) : 0) +
+	    (n < 0 ? 256 * (strmap_count(P->ctrs) + strmap_count(P->claims)) :
+	    512 * (size_t)n));
+	tb_lit(&b, "{\"event\":");
+	if (event != NULL)
+		tb_add(&b, event, strlen(event));
+	else
+		tb_lit(&b, "null");
+	if (n < 0) {
+		tb_lit(&b, ",\"grants\":");
+		tb_grants(&b, P);
+	} else {
+		tb_lit(&b, ",\"set\":{");
+		for (i = 0, first = 1; i < n; i++) {
+			if (ch[i].grant == NULL)
+				continue;
+			if (!first)
+				tb_lit(&b, ",");
+			first = 0;
+			tb_key(&b, ch[i].claim, ch[i].key);
+			tb_lit(&b, ":");
+			if (ch[i].claim)
+				tb_claim(&b, ch[i].grant);
+			else
+				tb_container(&b, ch[i].grant);
+		}
+		tb_lit(&b, "},\"del\":[");
+		for (i = 0, any = 0; i < n; i++) {
+			if (ch[i].grant != NULL)
+				continue;
+			if (any++)
+				tb_lit(&b, ",");
+			tb_key(&b, ch[i].claim, ch[i].key);
+		}
+		tb_lit(&b, "]");
+	}
+	tb_lit(&b, "}");
+	free(ch);
+	return (tb_finish(&b, len));
+}
+
+/*
+ * A record applied to a state document (its "grants"), as at start after
+ * the snapshot. The grants are checked when the document is restored.
+ */
+int
+policy_record_apply(json_t *doc, json_t *rec, char **cause)
+{
+	json_t		*grants, *set, *del, *all, *v;
+	const char	*key;
+	size_t		 i;
+
+	grants = json_object_get(doc, "grants");
+	if (!json_is_object(rec) || !json_is_object(grants)) {
+		xasprintf(cause, "a journal record is not an object");
+		return (-EINVAL);
+	}
+	if ((all = json_object_get(rec, "grants")) != NULL) {
+		if (!json_is_object(all)) {
+			xasprintf(cause, "a journal record's grants is not an "
+			    "object");
+			return (-EINVAL);
+		}
+		json_object_set(doc, "grants", all);
+		return (0);
+	}
+	set = json_object_get(rec, "set");
+	del = json_object_get(rec, "del");
+	if (!json_is_object(set) || !json_is_array(del)) {
+		xasprintf(cause, "a journal record has no set and del");
+		return (-EINVAL);
+	}
+	json_object_foreach(set, key, v)
+		if (json_object_set(grants, key, v) != 0) {
+			xasprintf(cause, "a journal record's grant cannot be "
+			    "set");
+			return (-EINVAL);
+		}
+	json_array_foreach(del, i, v) {
+		if (!json_is_string(v)) {
+			xasprintf(cause, "a journal record deletes a key that "
+			    "is not a string");
+			return (-EINVAL);
+		}
+		json_object_del(grants, json_string_value(v));
+	}
+	return (0);
 }
 
 /* Reading: every field checked, every error naming the grant. */
@@ -659,10 +817,10 @@ policy_restore(const struct topology *t, const struct config *cfg,
 	struct policy		*N = NULL;
 	struct policy_effects	 fx;
 	struct cpuset		 cpus = CPUSET_INITIALIZER;
-	json_t			*grants = NULL, *o;
+	json_t			*grants = NULL, *config = NULL, *o;
 	json_error_t		 err;
 	const char		*key;
-	json_int_t		 version = 0;
+	json_int_t		 version = 0, seq = 0;
 	int			 rc;
 
 	*out = NULL;
@@ -685,8 +843,9 @@ policy_restore(const struct topology *t, const struct config *cfg,
 		    (long long)version);
 		return (-EINVAL);
 	}
-	if (json_unpack_ex(doc, &err, JSON_STRICT, "{s:I, s:o}", "version",
-	    &version, "grants", &grants) != 0) {
+	if (json_unpack_ex(doc, &err, JSON_STRICT, "{s:I, s?I, s?o, s:o}",
+	    "version", &version, "seq", &seq, "config", &config, "grants",
+	    &grants) != 0) {
 		xasprintf(cause, "not a state document: %s", err.text);
 		return (-EINVAL);
 	}

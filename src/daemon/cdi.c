@@ -25,10 +25,12 @@
 #include "cdi.h"
 #include "log.h"
 #include "policy.h"
+#include "readfile.h"
 #include "xmalloc.h"
 
 /* Bad names are echoed in causes cut to this many bytes. */
 #define CDI_QUOTE_MAX	80
+#define CDI_SPEC_MAX	(1024 * 1024)	/* more is not one of ours */
 
 static int
 cdi_lower_or_digit(char c)
@@ -195,8 +197,8 @@ int
 cdi_write(const char *dir, const char *driver, const char *uid,
     const char *const *edits, size_t n, char **cause)
 {
-	char	*path, *data;
-	size_t	 i;
+	char	*path, *data, *old = NULL, *why = NULL;
+	size_t	 i, oldlen;
 	int	 rc;
 
 	if ((rc = cdi_check_driver(driver, cause)) != 0 ||
@@ -214,9 +216,15 @@ cdi_write(const char *dir, const char *driver, const char *uid,
 		return (atomicfile_error(cause, EINVAL, "CDI spec for claim %s: an "
 		    "edit is not valid UTF-8", uid));
 	path = cdi_path(dir, driver, uid);
-	if ((rc = cdi_ensure_dir(dir, cause)) == 0)
+	/* A claim prepared again: the spec it has is left alone. */
+	if (readfile(path, NULL, CDI_SPEC_MAX, &old, &oldlen, &why) == 0 &&
+	    oldlen == strlen(data) && memcmp(old, data, oldlen) == 0)
+		rc = 0;
+	else if ((rc = cdi_ensure_dir(dir, cause)) == 0)
 		rc = atomicfile_replace(dir, path + strlen(dir) + 1, data,
 		    strlen(data), 0644, 1, cause);
+	free(why);
+	free(old);
 	free(path);
 	free(data);
 	return (rc);

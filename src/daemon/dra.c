@@ -254,7 +254,7 @@ batch_answer(struct dra_batch *b)
 	batch_free(b);
 }
 
-/* Claims the CPUs the results ask for, then writes the spec. */
+/* Claims the CPUs the results ask for; the server writes the spec. */
 static void
 claim_prepare(struct dra_claim *c)
 {
@@ -262,49 +262,22 @@ claim_prepare(struct dra_claim *c)
 	struct server		 *srv = d->srv;
 	struct claim_result	  res[CLAIMDOC_MAX_RESULTS];
 	struct claim_meta	  meta;
-	struct policy_effects	  fx, undo;
-	const struct cpuset	 *cpus;
-	const char		 *edits[CLAIMDOC_MAX_RESULTS];
-	char			 *cause = NULL, *list = NULL, *env = NULL;
-	int			  held, i;
+	struct policy_effects	  fx;
+	char			 *cause = NULL, *list;
 
 	claimdoc_policy_results(c->doc, res);
 	claimdoc_policy_meta(c->doc, &meta);
-	held = policy_claim_cpus(srv->policy, c->uid) != NULL;
 	policy_effects_init(&fx);
 	if (server_claim(srv, c->uid, res, c->doc->n, &meta, &fx,
 	    &cause) != 0) {
 		claim_fail(c, "%s", cause);
-		goto out;
+		free(cause);
+	} else {
+		list = cpuset_format(&fx.claim_cpus);
+		log_info("prepared claim %s/%s (%s): CPUs %s", c->ns, c->name,
+		    c->uid, list);
+		free(list);
 	}
-	if ((cpus = policy_claim_cpus(srv->policy, c->uid)) == NULL)
-		fatalx("claim %s vanished after it was made", c->uid);
-	list = cpuset_format(cpus);
-	xasprintf(&env, "DRA_CPUSET_%s=%s", c->uid, list);
-	for (i = 0; i < c->doc->n; i++)
-		edits[i] = env;
-	if (cdi_write(srv->opts.cdi_dir, d->driver, c->uid, edits,
-	    (size_t)c->doc->n, &cause) != 0) {
-		metrics_inc("errors", "kind", "cdi_write");
-		claim_fail(c, "cannot write the CDI spec: %s", cause);
-		server_set_error(srv, "claim %s: %s", c->uid, c->error);
-		/* Never told to the kubelet, so not held, unless it was. */
-		if (!held) {
-			free(cause);
-			cause = NULL;
-			policy_effects_init(&undo);
-			if (server_release(srv, c->uid, &undo, &cause) != 0)
-				log_warnx("claim %s: %s", c->uid, cause);
-			policy_effects_clear(&undo);
-		}
-		goto out;
-	}
-	log_info("prepared claim %s/%s (%s): CPUs %s", c->ns, c->name,
-	    c->uid, list);
-out:
-	free(cause);
-	free(list);
-	free(env);
 	policy_effects_clear(&fx);
 }
 
@@ -609,6 +582,11 @@ tidy_specs(struct dra *d)
 	char		*prefix, *uid, *cause = NULL;
 	size_t		 plen, len;
 
+	if (srv->journal_damaged) {
+		log_warnx("the state journal is damaged: CDI specs of claims "
+		    "not held are kept, as their claims may have been lost");
+		return;
+	}
 	if ((dir = opendir(srv->opts.cdi_dir)) == NULL)
 		return;
 	xasprintf(&prefix, "%s-%s_", d->driver, CDI_CLASS);

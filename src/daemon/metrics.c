@@ -95,6 +95,10 @@ static struct counter counters[] = {
 	  { 0 } },
 	{ "claim_reads", "ResourceClaims read again to learn their "
 	  "consumers, by result.", "result", check_results, { 0 } },
+	{ "journal_records", "Records appended to the state journal.", NULL,
+	  NULL, { 0 } },
+	{ "journal_compactions", "Snapshots written to compact the state "
+	  "journal.", NULL, NULL, { 0 } },
 };
 #define NCOUNTERS	(sizeof counters / sizeof counters[0])
 
@@ -118,8 +122,34 @@ static struct histogram histograms[] = {
 	  { 0 }, 0, 0 },
 	{ "dra_request", "Time to handle one request from the kubelet.",
 	  { 0 }, 0, 0 },
+	{ "journal_sync", "Time to append and sync the records of one "
+	  "change to the state journal.", { 0 }, 0, 0 },
 };
 #define NHISTOGRAMS	(sizeof histograms / sizeof histograms[0])
+
+struct gauge {
+	const char	*name;
+	const char	*help;
+	double		 value;
+};
+
+static struct gauge gauges[] = {
+	{ "journal_bytes", "Bytes in the state journal since its snapshot.",
+	  0 },
+	{ "journal_pending_records", "Records in the state journal since its "
+	  "snapshot.", 0 },
+};
+#define NGAUGES		(sizeof gauges / sizeof gauges[0])
+
+void
+metrics_set(const char *name, double value)
+{
+	size_t	i;
+
+	for (i = 0; i < NGAUGES; i++)
+		if (strcmp(gauges[i].name, name) == 0)
+			gauges[i].value = value;
+}
 
 /* Callers spell events as CreateContainer or create_container alike. */
 static int
@@ -205,6 +235,8 @@ metrics_reset(void)
 		histograms[i].count = 0;
 		histograms[i].sum = 0;
 	}
+	for (i = 0; i < NGAUGES; i++)
+		gauges[i].value = 0;
 }
 
 struct text {
@@ -283,6 +315,13 @@ metrics_render(void)
 		    h->sum);
 		text_add(&t, "topoaware_%s_seconds_count %llu\n", h->name,
 		    (unsigned long long)h->count);
+	}
+	for (i = 0; i < NGAUGES; i++) {
+		text_add(&t, "# HELP topoaware_%s %s\n", gauges[i].name,
+		    gauges[i].help);
+		text_add(&t, "# TYPE topoaware_%s gauge\n", gauges[i].name);
+		text_add(&t, "topoaware_%s %.17g\n", gauges[i].name,
+		    gauges[i].value);
 	}
 	return (t.buf);
 }

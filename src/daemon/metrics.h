@@ -10,6 +10,8 @@
 void	metrics_inc(const char *name, const char *label, const char *value);
 /* topoaware_<name>_seconds histogram. */
 void	metrics_observe(const char *name, double seconds);
+/* topoaware_<name> gauge = value. */
+void	metrics_set(const char *name, double value);
 /* The whole text exposition (caller frees). */
 char	*metrics_render(void);
 void	metrics_reset(void);

@@ -1,9 +1,12 @@
 /*
  * server.c owns the daemon's life: building the machine, config and policy
- * at start (saved claims first), the signals, the watchdog timer, the one
- * reload path, and the operations every endpoint calls: each runs the
- * policy, saves the state before anyone is answered, writes the exported
- * resources.sh files and pushes the updates no reply carries.
+ * at start (the snapshot and the journal after it, saved claims first),
+ * the signals, the watchdog timer, the one reload path, and the operations
+ * every endpoint calls. Each runs the policy and goes through the one
+ * commit: its change is made durable as one journal record before anyone
+ * is answered, or undone and the error answered; then the updates no reply
+ * carries are pushed, and the exported resources.sh files are written
+ * after the answers, once per container per loop turn.
  */
 #include "autoconf.h"
 
@@ -17,7 +20,11 @@
 #include <event2/event.h>
 
 #include "admin.h"
+#include "cdi.h"
 #include "claimcheck.h"
+#include "event.h"
+#include "journal.h"
+#include "jrec.h"
 #include "dra.h"
 #include "kube.h"
 #include "log.h"
@@ -30,9 +37,14 @@
 #include "server.h"
 #include "slice.h"
 #include "statefile.h"
+#include "strmap.h"
 #include "sysfs.h"
 #include "watch.h"
 #include "xmalloc.h"
+
+static void	exports_flush(struct server *);
+static void	exports_cb(evutil_socket_t, short, void *);
+static void	free_digests(struct server *);
 
 /*
  * Reads the config file once, without blocking (a FIFO in its place would
@@ -94,14 +106,20 @@ server_check_config(const struct server_opts *o, char **cause)
 	return (rc);
 }
 
+/*
+ * A new snapshot of everything held: the start of a new journal. On
+ * failure the old snapshot and journal are still whole.
+ */
 static int
-save_state(struct server *srv, char **cause)
+save_snapshot(struct server *srv, char **cause)
 {
 	size_t	 len;
-	char	*text = policy_save_text(srv->policy, &len);
+	char	*text;
 	int	 rc;
 
-	rc = statefile_write_text(srv->opts.state_dir, text, len, cause);
+	text = policy_snapshot_text(srv->policy, journal_next(srv->journal) -
+	    1, srv->cfg_text, &len);
+	rc = journal_snapshot(srv->journal, text, len, cause);
 	free(text);
 	if (rc != 0)
 		metrics_inc("errors", "kind", "state_write");
@@ -224,31 +242,34 @@ claim_conflicts(struct server *srv, json_t *doc)
 static int
 restore_state(struct server *srv, char **cause)
 {
-	json_t	*doc = NULL;
-	char	*why = NULL, *where = NULL, *what;
-	int	 rc;
+	struct journal_start	 st;
+	json_t			*doc;
+	char			*why = NULL, *where = NULL, *what;
+	int			 rc;
 
-	rc = statefile_read(srv->opts.state_dir, &doc, &why);
-	if (rc != 0 && rc != -EBADMSG) {
-		xasprintf(cause, "%s", why);
-		free(why);
+	if ((rc = journal_load(srv->opts.state_dir, &st, cause)) != 0)
 		return (rc);
+	if (st.damaged) {
+		/* A damaged journal may have lost a claim the kubelet still
+		 * uses: its CDI spec must stay. */
+		srv->journal_damaged = 1;
+		log_warnx("THE STATE JOURNAL IS DAMAGED: %s. Claims prepared "
+		    "after the damage may be missing; their CDI specs are "
+		    "kept", st.damage);
+		server_set_error(srv, "the state journal is damaged: %s",
+		    st.damage);
+		metrics_inc("errors", "kind", "state_read");
 	}
-	if (rc == -EBADMSG) {
-		log_warnx("%s; starting without saved grants", why);
-		free(why);
-		why = NULL;
-	}
-	if (doc == NULL)
-		return (policy_new(srv->topo, srv->cfg, &srv->policy, cause));
-
+	if (st.records > 0)
+		log_info("replayed %d journal record%s after the snapshot",
+		    st.records, st.records == 1 ? "" : "s");
+	doc = st.doc;
 	rc = policy_restore(srv->topo, srv->cfg, doc, &srv->policy, &why);
 	if (rc == 0) {
-		json_decref(doc);
 		log_info("restored %d containers and %d claims",
 		    policy_ncontainers(srv->policy),
 		    policy_nclaims(srv->policy));
-		return (0);
+		goto open;
 	}
 	if (rc == -EBUSY) {
 		/*
@@ -267,18 +288,26 @@ restore_state(struct server *srv, char **cause)
 		    STATEFILE_NAME);
 		free(what);
 		free(why);
-		json_decref(doc);
+		journal_start_clear(&st);
 		return (-ENOTRECOVERABLE);
 	}
-	json_decref(doc);
 	if (statefile_move_aside(srv->opts.state_dir, &where, cause) != 0) {
 		free(why);
+		journal_start_clear(&st);
 		return (-EIO);
 	}
 	log_warnx("saved state refused (%s), moved aside to %s", why, where);
 	free(why);
 	free(where);
-	return (policy_new(srv->topo, srv->cfg, &srv->policy, cause));
+	if ((rc = policy_new(srv->topo, srv->cfg, &srv->policy, cause)) != 0) {
+		journal_start_clear(&st);
+		return (rc);
+	}
+open:
+	rc = journal_open(srv->opts.state_dir, st.seq, 0, &srv->journal,
+	    cause);
+	journal_start_clear(&st);
+	return (rc);
 }
 
 int
@@ -450,9 +479,14 @@ server_start(struct server *srv, char **cause)
 		return (-EIO);
 	if (start_kube(srv, cause) != 0)
 		return (-EIO);
-	/* Saving once at start rewrites a state file another version left. */
-	if (save_state(srv, cause) != 0)
+	/* A snapshot at start: a new generation, in this version's form. */
+	if (save_snapshot(srv, cause) != 0)
 		return (-EIO);
+	srv->ev_exports = evtimer_new(srv->base, exports_cb, srv);
+	if (srv->ev_exports == NULL) {
+		xasprintf(cause, "cannot create the export timer");
+		return (-ENOMEM);
+	}
 	log_info("topoawared %s started: %d CPUs online, %d containers and "
 	    "%d claims held", PACKAGE_VERSION,
 	    cpuset_count(topology_online(srv->topo)),
@@ -476,6 +510,18 @@ server_stop(struct server *srv)
 void
 server_clear(struct server *srv)
 {
+	char	*why = NULL;
+
+	/* Written out whole at the end: an older binary finds it all in
+	 * state.json, and the next start has no journal to replay. */
+	if (srv->journal != NULL && srv->policy != NULL &&
+	    (journal_records(srv->journal) > 0 || srv->need_snapshot) &&
+	    save_snapshot(srv, &why) != 0) {
+		log_warnx("cannot write the state snapshot at exit: %s; the "
+		    "journal keeps every change", why);
+		free(why);
+	}
+	exports_flush(srv);
 	/* The API client's users cancel their requests before it goes. */
 	claimcheck_free(srv->claimcheck);
 	srv->claimcheck = NULL;
@@ -495,8 +541,13 @@ server_clear(struct server *srv)
 		event_free(srv->ev_sighup);
 	if (srv->ev_watchdog != NULL)
 		event_free(srv->ev_watchdog);
+	if (srv->ev_exports != NULL)
+		event_free(srv->ev_exports);
+	strmap_free(srv->exports);
+	free_digests(srv);
 	if (srv->base != NULL)
 		event_base_free(srv->base);
+	journal_free(srv->journal);
 	policy_free(srv->policy);
 	config_free(srv->cfg);
 	topology_free(srv->topo);
@@ -523,17 +574,91 @@ server_set_error(struct server *srv, const char *fmt, ...)
 	srv->last_error = msg;
 }
 
-/* resources.sh of one container (R-STATE-4); failures are only logged. */
+/*
+ * resources.sh (R-STATE-4) is written after the answers of a loop turn,
+ * once per container however often it moved, and only when its bytes
+ * change: a digest of what each file holds decides (after a start, the
+ * file is read back once to learn it). Failures are only logged.
+ */
+#define EXPORT_WRITE	((void *)1)
+#define EXPORT_REMOVE	((void *)2)
+
+static uint64_t
+digest(const char *s, size_t len)
+{
+	uint64_t	h = 14695981039346656037ULL;
+	size_t		i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return (h);
+}
+
+static void
+free_digests(struct server *srv)
+{
+	void	**v;
+	size_t	  i, n;
+
+	if (srv->digests == NULL)
+		return;
+	v = strmap_values(srv->digests, &n);
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	strmap_free(srv->digests);
+	srv->digests = NULL;
+}
+
+/* What resources.sh of id should hold, as its bytes. */
+static char *
+export_text(struct policy_kv *kv, int n, size_t *len)
+{
+	char	*text = xstrdup(""), *tmp;
+	int	 i;
+
+	for (i = 0; i < n; i++) {
+		xasprintf(&tmp, "%s%s=\"%s\"\n", text, kv[i].key, kv[i].value);
+		free(text);
+		text = tmp;
+	}
+	*len = strlen(text);
+	return (text);
+}
+
 static void
 export_one(struct server *srv, const char *id)
 {
 	struct policy_kv	*kv;
 	struct statefile_var	 vars[8];
-	char			*cause = NULL;
+	uint64_t		*d, h;
+	char			*cause = NULL, *text, *path, *old = NULL;
+	size_t			 len, oldlen;
 	int			 i, n;
 
 	if (policy_export(srv->policy, id, &kv, &n) != 0)
 		return;
+	text = export_text(kv, n, &len);
+	h = digest(text, len);
+	if ((d = strmap_get(srv->digests, id)) == NULL) {
+		/* Not written by this process yet: what is there? */
+		xasprintf(&path, "%s/containers/%s/%s", srv->opts.state_dir,
+		    id, STATEFILE_RESOURCES);
+		if (readfile(path, NULL, 64 * 1024, &old, &oldlen, &cause) ==
+		    0 && oldlen == len && memcmp(old, text, len) == 0) {
+			d = xmalloc(sizeof *d);
+			*d = h;
+			strmap_put(srv->digests, id, d);
+		}
+		free(cause);
+		cause = NULL;
+		free(old);
+		free(path);
+	}
+	if (d != NULL && *d == h)
+		goto out;
 	for (i = 0; i < n && i < 8; i++) {
 		vars[i].name = kv[i].key;
 		vars[i].value = kv[i].value;
@@ -543,8 +668,83 @@ export_one(struct server *srv, const char *id)
 		log_warnx("%s", cause);
 		metrics_inc("errors", "kind", "export");
 		free(cause);
+		free(strmap_del(srv->digests, id));
+		goto out;
 	}
+	if (d == NULL) {
+		d = xmalloc(sizeof *d);
+		strmap_put(srv->digests, id, d);
+	}
+	*d = h;
+out:
+	free(text);
 	policy_export_free(kv, n);
+}
+
+static void
+export_remove(struct server *srv, const char *id)
+{
+	char	*why = NULL;
+
+	free(strmap_del(srv->digests, id));
+	if (statefile_remove_resources(srv->opts.state_dir, id, &why) != 0) {
+		log_warnx("%s", why);
+		metrics_inc("errors", "kind", "export");
+		free(why);
+	}
+}
+
+/* Everything queued this turn, now that the answers are out. */
+static void
+exports_flush(struct server *srv)
+{
+	struct strmap	*m = srv->exports;
+	void		**v;
+	char		**ids;
+	size_t		  i, n;
+
+	if (m == NULL || strmap_count(m) == 0)
+		return;
+	srv->exports = strmap_new();
+	/* The keys: strmap gives values only, so each value is its id. */
+	v = strmap_values(m, &n);
+	ids = (char **)v;
+	for (i = 0; i < n; i++) {
+		if (strncmp(ids[i], "-", 1) == 0)
+			export_remove(srv, ids[i] + 1);
+		else
+			export_one(srv, ids[i] + 1);
+		free(ids[i]);
+	}
+	free(v);
+	strmap_free(m);
+}
+
+static void
+exports_cb(evutil_socket_t fd, short what, void *arg)
+{
+	exports_flush(arg);
+}
+
+/* Queues id's resources.sh to be written (or removed) after this turn. */
+static void
+export_later(struct server *srv, const char *id, int remove)
+{
+	static const struct timeval	 now = { 0, 0 };
+	char				*v, *old;
+
+	if (srv->exports == NULL)
+		srv->exports = strmap_new();
+	if (srv->digests == NULL)
+		srv->digests = strmap_new();
+	xasprintf(&v, "%c%s", remove ? '-' : '+', id);
+	old = strmap_get(srv->exports, id);
+	strmap_put(srv->exports, id, v);
+	free(old);
+	if (srv->ev_exports == NULL)
+		exports_flush(srv);	/* not serving yet: at once */
+	else if (!evtimer_pending(srv->ev_exports, NULL))
+		evtimer_add(srv->ev_exports, &now);
 }
 
 /*
@@ -589,31 +789,68 @@ log_effects(struct server *srv, const struct policy_effects *fx)
 		(void)claimcheck_read(srv->claimcheck, fx->verify[i], NULL,
 		    NULL);
 	if (fx->self.id != NULL)
-		export_one(srv, fx->self.id);
+		export_later(srv, fx->self.id, 0);
 	for (i = 0; i < fx->nupdates; i++)
-		export_one(srv, fx->updates[i].id);
+		export_later(srv, fx->updates[i].id, 0);
 }
 
-/* Saves after a change; on failure the caller undoes what it can. */
+/*
+ * The one commit. The change of the operation whose effects are fx (the
+ * last one made) is made durable as one journal record holding the
+ * event (JSON text, consumed) and the grants it changed, before anyone is
+ * told. If that fails the change is undone and the error returned, unless
+ * keep: what the runtime cannot refuse (a container gone) stays in memory
+ * and the next commit writes a whole snapshot first. Then the effects:
+ * the log, the exports after this turn, the NRT object.
+ */
 static int
 commit(struct server *srv, struct policy_effects *fx, const char *what,
-    char **cause)
+    char *event, int keep, char **cause)
 {
-	char	*why = NULL;
+	char	*why = NULL, *rec = NULL, *framed = NULL;
+	size_t	 len, flen;
+	int	 rc = 0;
 
-	/* Changes not saved before are saved with this one, or retried. */
-	if ((fx->save || srv->unsaved) && save_state(srv, &why) != 0) {
-		srv->unsaved = 1;
+	if (!fx->save && !srv->need_snapshot)
+		goto done;
+	/* A change kept without its record: all of it, as a snapshot. */
+	if (srv->need_snapshot && (rc = save_snapshot(srv, &why)) == 0) {
+		srv->need_snapshot = 0;
+		log_info("the state is saved again");
+	}
+	if (rc == 0 && fx->save) {
+		rec = policy_record_text(srv->policy, fx, event, &len);
+		framed = jrec_encode(journal_next(srv->journal), rec, len,
+		    &flen);
+		rc = journal_append(srv->journal, framed, flen, 1, &why);
+	}
+	if (rc != 0) {
 		xasprintf(cause, "%s: cannot save the state: %s", what, why);
 		server_set_error(srv, "%s", *cause);
 		free(why);
-		return (-EIO);
+		if (keep) {
+			srv->need_snapshot = 1;
+			log_warnx("%s; kept in memory, saved with the next "
+			    "change", *cause);
+		} else
+			policy_undo(srv->policy, fx);
+		goto out;
 	}
-	srv->unsaved = 0;
+	/* Compacted after the change is safe; a failure only waits. */
+	if (journal_wants_snapshot(srv->journal) &&
+	    save_snapshot(srv, &why) != 0) {
+		log_warnx("cannot compact the state journal: %s", why);
+		free(why);
+	}
+done:
 	log_effects(srv, fx);
 	if (srv->nrt != NULL && (fx->save || fx->nupdates > 0))
 		nrt_changed(srv->nrt);
-	return (0);
+out:
+	free(event);
+	free(rec);
+	free(framed);
+	return (keep ? 0 : rc);
 }
 
 static void
@@ -627,19 +864,14 @@ int
 server_create(struct server *srv, const struct container_spec *s,
     struct policy_effects *fx, char **cause)
 {
-	struct policy_effects	 undo;
-	int			 rc;
+	int	rc;
 
 	if ((rc = policy_create(srv->policy, s, fx, cause)) != 0) {
 		refused(srv, "create", *cause);
 		return (rc);
 	}
-	if ((rc = commit(srv, fx, "create", cause)) != 0) {
-		policy_effects_init(&undo);
-		policy_remove(srv->policy, s->id, &undo);
-		policy_effects_clear(&undo);
+	if ((rc = commit(srv, fx, "create", event_create(s), 0, cause)) != 0)
 		return (rc);
-	}
 	metrics_inc("allocations", "kind", "container");
 	return (0);
 }
@@ -654,24 +886,23 @@ server_update(struct server *srv, const char *id, long long req,
 		refused(srv, "update", *cause);
 		return (rc);
 	}
-	return (commit(srv, fx, "update", cause));
+	return (commit(srv, fx, "update", event_update(id, req, lim), 0,
+	    cause));
 }
 
 int
 server_remove(struct server *srv, const char *id, struct policy_effects *fx,
     char **cause)
 {
-	char	*why = NULL;
-	int	 rc;
+	int	rc;
 
 	if ((rc = policy_remove(srv->policy, id, fx)) != 0)
 		return (rc);
-	if (statefile_remove_resources(srv->opts.state_dir, id, &why) != 0) {
-		log_warnx("%s", why);
-		free(why);
-	}
-	/* A release that is not saved frees CPUs here only: safe. */
-	rc = commit(srv, fx, "remove", cause);
+	if (!fx->save)
+		return (0);
+	/* The runtime removes it whatever we say: kept if not saved. */
+	rc = commit(srv, fx, "remove", event_remove(id), 1, cause);
+	export_later(srv, id, 1);
 	metrics_inc("releases", "kind", "container");
 	return (rc);
 }
@@ -695,9 +926,14 @@ server_sync(struct server *srv, const struct container_spec *specs, int n,
 		refused(srv, "sync", *cause);
 		return (rc);
 	}
-	if ((rc = commit(srv, fx, "sync", cause)) != 0)
+	if ((rc = commit(srv, fx, "sync", event_sync(specs, n), 0,
+	    cause)) != 0) {
+		/* Nothing more is acknowledged before a whole snapshot. */
+		srv->need_snapshot = 1;
 		return (rc);
+	}
 	/* Containers that ended while we were away leave no file behind. */
+	exports_flush(srv);
 	if ((gone = statefile_prune_resources(srv->opts.state_dir,
 	    known_container, srv, &why)) < 0) {
 		log_warnx("%s", why);
@@ -708,13 +944,21 @@ server_sync(struct server *srv, const struct container_spec *specs, int n,
 	return (0);
 }
 
+/*
+ * A claim is prepared whole or not at all: its CPUs are taken in the
+ * policy, its CDI spec written, then the change saved. If the spec cannot
+ * be written or the change saved, the claim is undone (and a spec written
+ * for a claim not held before removed): the kubelet, told the error,
+ * prepares it again.
+ */
 int
 server_claim(struct server *srv, const char *uid,
     const struct claim_result *res, int n, const struct claim_meta *meta,
     struct policy_effects *fx, char **cause)
 {
-	struct policy_effects	 undo;
-	int			 held, rc;
+	const char	*driver = srv->cfg->dra_driver_name;
+	char		*why = NULL;
+	int		 held, rc;
 
 	held = policy_claim_cpus(srv->policy, uid) != NULL;
 	if ((rc = policy_claim(srv->policy, uid, res, n, meta, fx,
@@ -722,12 +966,21 @@ server_claim(struct server *srv, const char *uid,
 		refused(srv, "claim", *cause);
 		return (rc);
 	}
-	if ((rc = commit(srv, fx, "claim", cause)) != 0) {
-		/* Not saved, so not acknowledged: let it go again. */
-		if (!held) {
-			policy_effects_init(&undo);
-			policy_release(srv->policy, uid, &undo);
-			policy_effects_clear(&undo);
+	if ((rc = cdi_write(srv->opts.cdi_dir, driver, uid,
+	    (const char *const *)fx->edits, (size_t)fx->nedits, &why)) != 0) {
+		metrics_inc("errors", "kind", "cdi_write");
+		xasprintf(cause, "cannot write the CDI spec: %s", why);
+		free(why);
+		server_set_error(srv, "claim %s: %s", uid, *cause);
+		policy_undo(srv->policy, fx);
+		return (rc);
+	}
+	if ((rc = commit(srv, fx, "claim", event_claim(uid, res, n, meta), 0,
+	    cause)) != 0) {
+		if (!held && cdi_remove(srv->opts.cdi_dir, driver, uid,
+		    &why) != 0) {
+			log_warnx("%s", why);
+			free(why);
 		}
 		return (rc);
 	}
@@ -750,14 +1003,10 @@ server_claim_consumers(struct server *srv, const char *uid,
 		policy_effects_clear(&fx);
 		return (rc);
 	}
-	/*
-	 * What the API server says is not undone when it cannot be saved:
-	 * it stays in memory, is saved with the next change, and is read
-	 * again after a restart.
-	 */
-	if ((rc = commit(srv, &fx, "claim consumers", cause)) != 0)
-		rc = 0;
-	server_push_updates(srv, &fx);
+	/* Undone when not saved: it is read again the next time. */
+	if ((rc = commit(srv, &fx, "claim consumers", event_consumers(uid,
+	    meta), 0, cause)) == 0)
+		server_push_updates(srv, &fx);
 	policy_effects_clear(&fx);
 	return (rc);
 }
@@ -766,39 +1015,18 @@ int
 server_release(struct server *srv, const char *uid, struct policy_effects *fx,
     char **cause)
 {
-	struct policy	*back = NULL;
-	json_t		*snap = NULL;
-	char		*why = NULL;
-	int		 rc, unsaved = srv->unsaved;
+	int	rc;
 
 	/*
-	 * A release the disk does not hold must not be acknowledged nor
-	 * kept: the kubelet would never ask again, and the claim would be
-	 * back after a restart with nobody to release it. Undoing it means
-	 * going back to the policy as it was; claims are rare enough that
-	 * keeping a copy of the state for that is cheap.
+	 * A release the disk does not hold is neither acknowledged nor
+	 * kept: the kubelet asks again, and a claim back after a restart
+	 * with nobody to release it cannot happen.
 	 */
-	if (policy_claim_cpus(srv->policy, uid) != NULL)
-		snap = policy_save(srv->policy);
-	if ((rc = policy_release(srv->policy, uid, fx)) != 0) {
-		json_decref(snap);
+	if ((rc = policy_release(srv->policy, uid, fx)) != 0)
 		return (rc);
-	}
-	if ((rc = commit(srv, fx, "release", cause)) != 0) {
-		if (snap != NULL && policy_restore(srv->topo, srv->cfg, snap,
-		    &back, &why) == 0) {
-			policy_free(srv->policy);
-			srv->policy = back;
-			srv->unsaved = unsaved;
-		} else if (snap != NULL) {
-			log_warnx("claim %s: cannot undo the release: %s", uid,
-			    why);
-			free(why);
-		}
-		json_decref(snap);
+	if ((rc = commit(srv, fx, "release", event_release(uid), 0,
+	    cause)) != 0)
 		return (rc);
-	}
-	json_decref(snap);
 	if (fx->save)
 		metrics_inc("releases", "kind", "claim");
 	server_push_updates(srv, fx);
@@ -916,8 +1144,11 @@ server_reload(struct server *srv, const char *why, char **cause)
 	}
 	reload_set_refused(srv, NULL, 0);
 	policy_effects_init(&fx);
-	if ((rc = policy_reconfigure(srv->policy, cfg, &fx, &err)) != 0) {
-		/* It may fit later, when claims are gone: no memory of it. */
+	/* Refused when it does not fit, or cannot be saved (then undone):
+	 * it may do later, so no memory of it. */
+	if ((rc = policy_reconfigure(srv->policy, cfg, &fx, &err)) != 0 ||
+	    (rc = commit(srv, &fx, "reload", event_reconfigure(text, len), 0,
+	    &err)) != 0) {
 		free(text);
 		config_free(cfg);
 		policy_effects_clear(&fx);
@@ -932,10 +1163,6 @@ server_reload(struct server *srv, const char *why, char **cause)
 	if (srv->opts.verbosity == 0)
 		log_set_level(cfg->log_level);
 	reload_done(srv, 1, 0, NULL);
-	if ((rc = commit(srv, &fx, "reload", &err)) != 0) {
-		log_warnx("%s", err);
-		free(err);
-	}
 	server_push_updates(srv, &fx);
 	publish_devices(srv);
 	if (srv->nrt != NULL) {
@@ -988,5 +1215,14 @@ server_status(struct server *srv)
 	    "claims", policy_nclaims(srv->policy),
 	    "lastError", srv->last_error ? json_string(srv->last_error) :
 	    json_null());
+	if (srv->journal != NULL) {
+		json_t	*j = journal_status(srv->journal);
+
+		json_object_set_new(j, "damaged",
+		    json_boolean(srv->journal_damaged));
+		json_object_set_new(j, "unsaved",
+		    json_boolean(srv->need_snapshot));
+		json_object_set_new(st, "journal", j);
+	}
 	return (st);
 }

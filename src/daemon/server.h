@@ -55,6 +55,8 @@ struct dra;
 struct slice;
 struct nrt;
 struct claimcheck;
+struct journal;
+struct strmap;
 
 struct server {
 	struct event_base	*base;
@@ -73,9 +75,15 @@ struct server {
 	}			 last_reload;
 	char			*last_error;
 	int			 stopping;
-	/* A change is in memory that state.json does not hold yet: a
-	 * release whose save failed. Every later commit saves first. */
-	int			 unsaved;
+	/* A change is in memory that the journal does not hold: a
+	 * removal whose record failed, or a failed sync. The next commit
+	 * writes a whole snapshot first, or is refused. */
+	int			 need_snapshot;
+	struct journal		*journal;
+	int			 journal_damaged;	/* keep CDI specs */
+	struct strmap		*exports;	/* resources.sh to write */
+	struct strmap		*digests;	/* id -> what it holds */
+	struct event		*ev_exports;
 
 	struct event		*ev_sigterm;
 	struct event		*ev_sigint;

@@ -22,6 +22,7 @@ import uuid
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
 from draenv import CALL_TIMEOUT, DraEnv, pod_uid  # noqa: E402
+import statedoc  # noqa: E402
 from nri_runtime import CallError, parse_cpuset  # noqa: E402
 from nri_runtime import format_cpuset as fmt  # noqa: E402
 
@@ -58,8 +59,32 @@ class Env(DraEnv):
         return os.path.join(self.d.state_dir, "containers", cid,
                             "resources.sh")
 
-    def resources(self, cid):
-        """resources.sh as {key: value}; every line KEY="value", sorted."""
+    def resources(self, cid, want=None):
+        """resources.sh as {key: value}; every line KEY="value", sorted.
+        The daemon writes it after its answer: wait for the file, and
+        for want when given (up to 5 s)."""
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                got = self._resources(cid)
+            except FileNotFoundError:
+                got = None
+            if got is not None and (want is None or got == want):
+                return got
+            if time.monotonic() > deadline:
+                if got is None:
+                    raise FileNotFoundError(self.resources_path(cid))
+                return got
+            time.sleep(0.02)
+
+    def gone(self, path):
+        """Whether path is gone (after the answer: waits up to 5 s)."""
+        deadline = time.monotonic() + 5
+        while os.path.exists(path) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return not os.path.exists(path)
+
+    def _resources(self, cid):
         with open(self.resources_path(cid)) as f:
             text = f.read()
         assert text.endswith("\n"), text
@@ -81,8 +106,9 @@ def expect_pinned(env, cid, cpus, mems, want):
     assert parse_cpuset(env.rt.cpus(cid)) == want, env.rt.cpus(cid)
     g = env.container_grant(cid)
     assert parse_cpuset(g["cpus"]) == want and g["pool"] == "claims", g
-    assert env.resources(cid) == {"ALL_MEMS": fmt(env.m.nodes_of(want)),
-                                  "DRA_CPUS": fmt(want)}, \
+    want = {"ALL_MEMS": fmt(env.m.nodes_of(want)),
+            "DRA_CPUS": fmt(want)}
+    assert env.resources(cid, want) == want, \
         env.resources(cid)
 
 
@@ -114,8 +140,8 @@ def test_container_pinned_to_its_claim():
         # Removed with the container.
         env.rt.stop_container(cid)
         env.rt.remove_container(cid)
-        assert not os.path.exists(env.resources_path(cid))
-        assert not os.path.exists(os.path.dirname(env.resources_path(cid)))
+        assert env.gone(env.resources_path(cid))
+        assert env.gone(os.path.dirname(env.resources_path(cid)))
         # The claim is still held after its container went.
         assert env.held() == {c1.uid: p1, c2.uid: p2}
         env.stop()
@@ -212,14 +238,16 @@ def test_resources_sh_contents():
         # One whole CPU: isolated ones are preferred (R-POOL-2).
         iso, cpus, mems = env.create("iso", qos="Guaranteed", request=1000)
         assert len(cpus) == 1 and cpus <= ISOLATED, cpus
-        assert env.resources(iso) == {"ALL_MEMS": fmt(m.nodes_of(cpus)),
-                                      "ISOLATED_CPUS": fmt(cpus)}, \
+        want = {"ALL_MEMS": fmt(m.nodes_of(cpus)),
+                "ISOLATED_CPUS": fmt(cpus)}
+        assert env.resources(iso, want) == want, \
             env.resources(iso)
         # Two whole CPUs: a core of a normal node.
         ex, cpus, _ = env.create("excl", qos="Guaranteed", request=2000)
         assert len(cpus) == 2 and cpus <= shareable, cpus
-        assert env.resources(ex) == {"ALL_MEMS": fmt(m.nodes_of(cpus)),
-                                     "EXCLUSIVE_CPUS": fmt(cpus)}, \
+        want = {"ALL_MEMS": fmt(m.nodes_of(cpus)),
+                "EXCLUSIVE_CPUS": fmt(cpus)}
+        assert env.resources(ex, want) == want, \
             env.resources(ex)
         # One and a half: one exclusive CPU and a share of the rest.
         mix, cpus, _ = env.create("mix", qos="Guaranteed", request=1500)
@@ -235,8 +263,9 @@ def test_resources_sh_contents():
         # BestEffort: the shared CPUs only.
         be, cpus, _ = env.create("be")
         assert cpus and cpus <= shareable, cpus
-        assert env.resources(be) == {"ALL_MEMS": fmt(m.nodes_of(cpus)),
-                                     "SHARED_CPUS": fmt(cpus)}, \
+        want = {"ALL_MEMS": fmt(m.nodes_of(cpus)),
+                "SHARED_CPUS": fmt(cpus)}
+        assert env.resources(be, want) == want, \
             env.resources(be)
         for cid in (iso, ex, mix, be):
             assert oct(os.stat(env.resources_path(cid)).st_mode & 0o777) == \
@@ -254,16 +283,17 @@ def test_resources_sh_contents():
             assert rt.wait_pushed(lambda p: len(p) > n_pushed), rt.pushed
         now = parse_cpuset(rt.cpus(be))
         assert not now & claimed, (now, claimed)
-        assert env.resources(be) == {"ALL_MEMS": fmt(m.nodes_of(now)),
-                                     "SHARED_CPUS": fmt(now)}, \
+        want = {"ALL_MEMS": fmt(m.nodes_of(now)),
+                "SHARED_CPUS": fmt(now)}
+        assert env.resources(be, want) == want, \
             env.resources(be)
 
         # Removed with the container, by RemoveContainer or with its pod.
         rt.stop_container(ex)
         rt.remove_container(ex)
-        assert not os.path.exists(env.resources_path(ex))
+        assert env.gone(env.resources_path(ex))
         rt.remove_pod(rt.containers[iso].pod_sandbox_id)
-        assert not os.path.exists(env.resources_path(iso))
+        assert env.gone(env.resources_path(iso))
         assert sorted(os.listdir(os.path.join(env.d.state_dir,
                                               "containers"))) == \
             sorted([mix, be])
@@ -280,7 +310,7 @@ def test_resources_sh_of_a_container_gone_while_down():
         gone, _, _ = env.create("gone", qos="Guaranteed", request=1000)
         pinned, _, _ = env.create("pinned", env=["%s=%s" % (key, val)])
         for cid in (kept, gone, pinned):
-            assert os.path.exists(env.resources_path(cid)), cid
+            assert env.resources(cid), cid
         # Two containers end while the daemon is down; the Synchronize
         # that no longer reports them is their removal.
         def end_two():
@@ -364,7 +394,7 @@ def test_second_consumer_added_after_prepare():
         env.restart()
         for cid in (fid, sid):
             assert parse_cpuset(env.rt.cpus(cid)) == held, cid
-        doc = json.load(open(os.path.join(env.d.state_dir, "state.json")))
+        doc = statedoc.read_state(env.d.state_dir)
         claim = doc["grants"]["claim:" + c.uid]
         assert sorted(claim["consumers"]) == sorted(
             [pod_uid("first"), pod_uid("second")]), claim
@@ -406,9 +436,13 @@ def test_claims_saved_without_consumers_are_read_at_start():
         expect_pinned(env, cid, cpus, mems, held)
 
         def downgrade():
+            # What an older version left: state.json of version 1 only.
             path = os.path.join(env.d.state_dir, "state.json")
-            doc = json.load(open(path))
-            doc["version"] = 1
+            doc = statedoc.read_state(env.d.state_dir)
+            for name in ("journal", "journal.prev", "state.json.prev"):
+                if os.path.exists(os.path.join(env.d.state_dir, name)):
+                    os.unlink(os.path.join(env.d.state_dir, name))
+            doc = {"version": 1, "grants": doc["grants"]}
             g = doc["grants"]["claim:" + c.uid]
             for k in ("consumers", "namespace", "name"):
                 del g[k]
@@ -423,8 +457,7 @@ def test_claims_saved_without_consumers_are_read_at_start():
         assert len(lists) == 1, env.api.recorded("GET")
         deadline = time.monotonic() + 10
         while True:
-            doc = json.load(open(os.path.join(env.d.state_dir,
-                                              "state.json")))
+            doc = statedoc.read_state(env.d.state_dir)
             g = doc["grants"]["claim:" + c.uid]
             if "consumers" in g:
                 break

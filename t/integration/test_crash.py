@@ -4,15 +4,17 @@ without waiting, restarted on the same state folder each time while the
 runtime simulator reconnects and synchronizes with the containers it
 really runs. After each restart no CPU is exclusive to two containers,
 an exclusive container whose creation was answered keeps its CPUs, and
-state.json is whole. With the debug hook TOPOAWARE_DEBUG_CRASH a crash
-between the durable temp file and the rename leaves the old state, and
-the temp file is never read.
+the saved state (the snapshot state.json and the journal after it, read
+by t/lib/statedoc.py) is whole. With the debug hook TOPOAWARE_DEBUG_CRASH
+a crash between the durable temp file and the rename leaves the old
+state, and the temp file is never read.
 
 The same with claims (R-CLAIM-10): prepares and unprepares through the
 kubelet stand-in (t/lib/kubelet.py) interleaved with creates and removes
 through the runtime simulator, the daemon killed at a random moment of
-each round (some rounds also die once more at the next start, between
-the temp file and the rename). After each restart no CPU is granted
+each round; with the debug hooks, some rounds die in the middle of a
+journal append or of the snapshot at start, and some starts die between
+the snapshot's temp file and its rename. After each restart no CPU is granted
 twice (claims, exclusive containers, containers pinned to claims, shared
 ones), every claim whose prepare was answered is held with the same CPUs
 and its CDI spec, every answered unprepare stays done, and once the
@@ -38,6 +40,7 @@ from draenv import RESERVED as N4C16_RESERVED  # noqa: E402
 from kubelet import Kubelet, resource_claim, result  # noqa: E402
 from nri_runtime import CallError, Closed, Session, SimError  # noqa: E402
 from nri_runtime import format_cpuset, parse_cpuset  # noqa: E402
+import statedoc  # noqa: E402
 
 import grpc  # noqa: E402
 
@@ -56,9 +59,9 @@ def state_path(s):
 
 
 def read_state(s):
-    """The saved document, which must be whole JSON of version 1."""
-    with open(state_path(s)) as f:
-        doc = json.load(f)
+    """The saved state as a start reads it: the snapshot, which must be
+    whole JSON of version 2, and every journal record after it."""
+    doc = statedoc.read_state(s.d.state_dir)
     assert doc["version"] == 2, doc
     return doc
 
@@ -523,9 +526,9 @@ class Mixed(DraEnv):
         assert not self.errors, self.errors
         self.k.close()
         self.rt.drop()
-        tmp = os.path.join(self.d.state_dir, "state.json.tmp")
         if hooked:
-            assert os.path.exists(tmp), self.d.output()
+            assert self.d.proc.returncode == -signal.SIGKILL, \
+                self.d.output()
         return self.ops - before, hooked
 
     def crash_at_start(self):
@@ -548,13 +551,37 @@ class Mixed(DraEnv):
             assert f.read() == old
         self.rt.listen()
 
+    def crash_in_start_snapshot(self):
+        """A start that dies after moving the journal to journal.prev and
+        before writing its snapshot loses nothing: the next start reads
+        the old snapshot and journal.prev, and a start after a start that
+        died so keeps journal.prev."""
+        before = read_state(self.s)
+        self.rt.stop_listening()
+        self.d.env = {"TOPOAWARE_DEBUG_CRASH": "compact:1"}
+        try:
+            self.d.start(expect_ready=False)
+            self.d.proc.wait(10)
+            assert self.d.proc.returncode == -signal.SIGKILL, \
+                self.d.output()
+        finally:
+            self.d.env = None
+            self.d.kill()
+        # The journal went to journal.prev, unless it was empty.
+        j = os.path.join(self.d.state_dir, "journal")
+        assert not os.path.exists(j) or os.path.getsize(j) == 0, j
+        after = read_state(self.s)
+        assert after["grants"] == before["grants"], (before, after)
+        self.rt.listen()
+
     def restart(self, crash_at=None):
-        """Starts again; with crash_at the debug hook kills the daemon
-        between the temp file and the rename at that save of state.json
-        (counting the one at start), if the build knows before-rename:N."""
+        """Starts again; with crash_at (a TOPOAWARE_DEBUG_CRASH value) the
+        debug hook kills the daemon at that point later on."""
+        # Small journals are compacted often, so that crashes find
+        # compactions to die in.
+        self.d.env = {"TOPOAWARE_DEBUG_JOURNAL_MIN": "2048"}
         if crash_at is not None:
-            self.d.env = {"TOPOAWARE_DEBUG_CRASH":
-                          "before-rename:%d" % crash_at}
+            self.d.env["TOPOAWARE_DEBUG_CRASH"] = crash_at
         try:
             self.d.start()
         finally:
@@ -562,9 +589,26 @@ class Mixed(DraEnv):
         # The temp file a crash left is never read, and goes.
         assert not os.path.exists(os.path.join(self.d.state_dir,
                                                "state.json.tmp"))
-        self.rt.serve()
-        self.s.wait_status(lambda st: st["nri"]["synchronized"])
-        self.register()
+        try:
+            self.rt.serve()
+            self.s.wait_status(lambda st: st["nri"]["synchronized"])
+            self.register()
+        except Exception:
+            # The hook may fire at the Synchronize already: a crash
+            # like any other, then a start without it.
+            if crash_at is None:
+                raise
+            try:
+                self.d.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                raise
+            if self.d.proc.returncode != -signal.SIGKILL:
+                raise
+            print("# the hook fired at the start", flush=True)
+            self.d.kill()
+            self.k.close()
+            self.rt.drop()
+            self.restart()
 
     def check_claims(self):
         """What the kubelet was told stands; then it retries what it was
@@ -621,9 +665,13 @@ class Mixed(DraEnv):
             with rt.state:
                 pins = {c: parse_cpuset(rt.containers[c].linux.resources
                                         .cpu.cpus) for c in running}
+            # A pod that joined a claim after its prepare is pinned by
+            # an update once the claim is read again.
             if set(grants) == running and all(
                     pins[c] == parse_cpuset(grants[c]["cpus"])
-                    for c in running):
+                    for c in running) and all(
+                    pins[c] == self.acked[self.kind[c]] for c in running
+                    if self.kind[c] in self.acked):
                 break
             assert time.monotonic() < deadline, (sorted(grants), pins)
             time.sleep(0.05)
@@ -675,13 +723,21 @@ def test_sigkill_during_claims_and_containers():
             hooked_rounds += hooked
             inflight = (len(w.pending_prepare), len(w.pending_unprepare))
             read_state(w.s)
+            if hooks and r % 4 == 0:
+                w.crash_in_start_snapshot()
             if hooks and r % 4 == 3:
                 w.crash_at_start()
-            # At most 4 saves before the next round: the start, the
-            # Synchronize and the kubelet's retries of a prepare and an
-            # unprepare.
-            w.restart(crash_at=rnd.randrange(5, 40)
-                      if hooks and r % 4 == 1 else None)
+            # Killed in the middle of an append (its record torn), or
+            # of the snapshot written at the next start (the journal
+            # moved aside, the new snapshot not there yet). The
+            # Synchronize and the kubelet's retries are the first three
+            # appends.
+            crash_at = None
+            if hooks and r % 4 == 1:
+                crash_at = "journal-append:%d" % rnd.randrange(4, 40)
+            elif hooks and r % 4 == 2:
+                crash_at = "compact:%d" % rnd.randrange(2, 5)
+            w.restart(crash_at=crash_at)
             w.check()
             print("# round %d: %s after %.0f ms, %d answered, %d "
                   "prepare and %d unprepare unanswered; %d claims, %d "
@@ -691,7 +747,7 @@ def test_sigkill_during_claims_and_containers():
                                               len(w.rt.containers))),
                   flush=True)
         assert total >= OPTS.rounds, total
-        print("# %d rounds ended by the before-rename hook" % hooked_rounds)
+        print("# %d rounds ended by a debug hook" % hooked_rounds)
         # Everything goes; the daemon is left with nothing.
         for cid in sorted(w.rt.containers):
             w.rt.stop_container(cid)

@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
 import daemon  # noqa: E402
 import kubelet  # noqa: E402
+import statedoc  # noqa: E402
 from daemon import no_sanitizer  # noqa: E402
 from draenv import CALL_TIMEOUT, CONFIG, RESERVED, DraEnv  # noqa: E402
 from nri_runtime import CallError, SimError, parse_cpuset  # noqa: E402
@@ -145,8 +146,8 @@ def start_refused(d):
 
 
 def saved(env):
-    with open(env.state) as f:
-        return json.load(f)
+    """What a start would restore: the snapshot and its journal."""
+    return statedoc.read_state(env.d.state_dir)
 
 
 # -- folders that are files ----------------------------------------------
@@ -333,12 +334,16 @@ def test_state_cannot_be_saved_while_running():
         assert not be_cpus & c1_cpus, (be_cpus, c1_cpus)
         with open(env.state, "rb") as f:
             old = f.read()
+        journal = os.path.join(env.d.state_dir, "journal")
+        with open(journal, "rb") as f:
+            old_journal = f.read()
+        assert old_journal, "no change was journaled"
         grants, claims, free = env.grants(), env.held(), env.free()
         pushed = len(rt.pushed)
         before = env.errors("state_write")
 
-        # Any larger document cannot be written.
-        env.d.limit(len(old))
+        # The journal cannot grow: no record can be appended.
+        env.d.limit(len(old_journal))
         p = rt.make_pod("refused", qos="Guaranteed")
         c = rt.make_container(p, "c", request=1000, limit=1000)
         try:
@@ -371,9 +376,12 @@ def test_state_cannot_be_saved_while_running():
         assert len(rt.pushed) == pushed, rt.pushed[pushed:]
         assert parse_cpuset(rt.cpus(be)) == be_cpus
         assert env.errors("state_write") >= before + 2
-        # The saved state is the old one, whole; no temp file stays.
+        # The saved state is the old one, whole: no part of a record
+        # stays in the journal, and no temp file stays.
         with open(env.state, "rb") as f:
             assert f.read() == old
+        with open(journal, "rb") as f:
+            assert f.read() == old_journal
         assert not os.path.exists(env.state + ".tmp")
         # A prepare of a held claim changes nothing and still answers.
         got = env.prepare(c1)

@@ -1,0 +1,503 @@
+/*
+ * journal.c keeps the state on disk as a snapshot and a journal of the
+ * changes since (journal.h). An append writes every record of a commit at
+ * once and syncs once; if that fails, the file is cut back so that no
+ * record of a change that was not acknowledged is left to be replayed.
+ * A new snapshot is written in an order that leaves, at every step, a
+ * snapshot and the journals that lead from it to the last change:
+ *
+ *	1. state.json is kept as state.json.prev (a hard link),
+ *	2. journal, unless empty, becomes journal.prev,
+ *	3. the new state.json is written atomically (temporary file, fsync,
+ *	   rename, fsync of the folder),
+ *	4. an empty journal is started.
+ *
+ * A start reads state.json, then journal.prev and journal, and applies
+ * the records after the snapshot's seq in order: a crash anywhere in that
+ * sequence loses nothing.
+ */
+#include "autoconf.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomicfile.h"
+#include "journal.h"
+#include "jrec.h"
+#include "log.h"
+#include "metrics.h"
+#include "policy.h"
+#include "readfile.h"
+#include "statefile.h"
+#include "xmalloc.h"
+
+/* A journal is read whole at start; a larger one is damage. */
+#define JOURNAL_MAX_SIZE	(256U << 20)
+
+struct journal {
+	char		*dir;
+	char		*path;
+	int		 fd;
+	size_t		 size;		/* bytes in the journal */
+	size_t		 snapsize;	/* bytes of its snapshot */
+	uint64_t	 seq;		/* the last record written */
+	int		 records;	/* records since the snapshot */
+	size_t		 compact_min;	/* JOURNAL_COMPACT_MIN */
+	unsigned long	 compactions;
+};
+
+#ifdef TOPOAWARE_DEBUG_HOOKS
+/*
+ * TOPOAWARE_DEBUG_CRASH=journal-append:N kills the daemon in the middle of
+ * its Nth append (half the bytes written, none synced);
+ * compact:N after step 2 of its Nth snapshot (the journal moved, the new
+ * snapshot not yet there). The first snapshot is the one at start.
+ */
+static int
+debug_crash(const char *point)
+{
+	static long	 left[2] = { -1, -1 };
+	static int	 read_env;
+	const char	*v, *names[2] = { "journal-append:", "compact:" };
+	char		*end;
+	int		 i;
+
+	if (!read_env) {
+		read_env = 1;
+		if ((v = getenv("TOPOAWARE_DEBUG_CRASH")) != NULL)
+			for (i = 0; i < 2; i++)
+				if (strncmp(v, names[i], strlen(names[i])) == 0) {
+					left[i] = strtol(v + strlen(names[i]),
+					    &end, 10);
+					if (*end != '\0' || left[i] < 1)
+						left[i] = -1;
+				}
+	}
+	i = strcmp(point, "compact") == 0;
+	if (left[i] < 0 || --left[i] > 0)
+		return (0);
+	return (1);
+}
+#else
+static int
+debug_crash(const char *point)
+{
+	(void)point;
+	return (0);
+}
+#endif
+
+static char *
+path_of(const char *dir, const char *name)
+{
+	char	*p;
+
+	xasprintf(&p, "%s/%s", dir, name);
+	return (p);
+}
+
+/* A start: what is being read and where it stands. */
+struct loading {
+	json_t		*doc;
+	uint64_t	 expect;	/* the next seq to apply */
+	int		 applied;
+	char		*error;		/* why a record was refused */
+};
+
+#define STOP_GAP	2
+#define STOP_BAD	3
+
+static int
+apply_one(uint64_t seq, const char *payload, size_t len, void *arg)
+{
+	struct loading	*ld = arg;
+	json_t		*rec;
+	json_error_t	 err;
+	char		*why = NULL;
+
+	if (seq < ld->expect)
+		return (0);	/* already in the snapshot */
+	if (seq > ld->expect) {
+		xasprintf(&ld->error, "record %" PRIu64 " follows %" PRIu64,
+		    seq, ld->expect - 1);
+		return (STOP_GAP);
+	}
+	if ((rec = json_loadb(payload, len, 0, &err)) == NULL) {
+		xasprintf(&ld->error, "record %" PRIu64 " is not JSON: %s",
+		    seq, err.text);
+		return (STOP_BAD);
+	}
+	if (policy_record_apply(ld->doc, rec, &why) != 0) {
+		xasprintf(&ld->error, "record %" PRIu64 ": %s", seq, why);
+		free(why);
+		json_decref(rec);
+		return (STOP_BAD);
+	}
+	json_decref(rec);
+	ld->expect++;
+	ld->applied++;
+	return (0);
+}
+
+/* Renames a damaged journal to journal.bad-<unixtime>[-N]. */
+static char *
+move_aside(const char *dir, const char *name)
+{
+	char	*from = path_of(dir, name), *to = NULL;
+	int	 i;
+
+	for (i = 0; i < 1000; i++) {
+		free(to);
+		if (i == 0)
+			xasprintf(&to, "%s/%s%lld", dir, JOURNAL_BAD,
+			    (long long)time(NULL));
+		else
+			xasprintf(&to, "%s/%s%lld-%d", dir, JOURNAL_BAD,
+			    (long long)time(NULL), i);
+		if (access(to, F_OK) == 0)
+			continue;
+		if (rename(from, to) == 0) {
+			free(from);
+			return (to);
+		}
+		break;
+	}
+	log_warn("cannot move %s aside", from);
+	free(from);
+	free(to);
+	return (NULL);
+}
+
+/*
+ * One journal file into ld. 0 when all of it was read (a torn tail cut
+ * off the current journal); 1 when it is damaged (moved aside); -errno
+ * when it cannot be read.
+ */
+static int
+load_file(const char *dir, const char *name, int current,
+    struct loading *ld, struct journal_start *st, char **cause)
+{
+	char	*path = path_of(dir, name), *buf = NULL, *why = NULL, *to;
+	size_t	 len, good;
+	int	 rc, fd = -1;
+
+	rc = readfile(path, "state journal", JOURNAL_MAX_SIZE, &buf, &len,
+	    &why);
+	if (rc == -ENOENT) {
+		free(why);
+		free(path);
+		return (0);
+	}
+	if (rc == -EFBIG) {
+		/* Too big to be ours: damage, not a reason not to start. */
+		st->damaged = 1;
+		xasprintf(&st->damage, "%s", why);
+		free(why);
+		to = move_aside(dir, name);
+		free(to);
+		free(path);
+		return (1);
+	}
+	if (rc != 0) {
+		*cause = why;
+		free(path);
+		return (rc);
+	}
+	rc = jrec_scan(buf, len, apply_one, ld, &good, &why);
+	if (rc == JREC_TORN) {
+		st->torn = 1;
+		log_warnx("%s: %s; it was never acknowledged and is dropped",
+		    path, why);
+		free(why);
+		why = NULL;
+		if (current && ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1 ||
+		    ftruncate(fd, (off_t)good) == -1 || fsync(fd) == -1))
+			log_warn("cannot cut %s back to %zu bytes", path, good);
+		if (fd != -1)
+			close(fd);
+		rc = JREC_END;
+	}
+	if (rc != JREC_END) {
+		st->damaged = 1;
+		to = move_aside(dir, name);
+		xasprintf(&st->damage, "%s is damaged at byte %zu (%s); the "
+		    "records before it were applied, the rest are lost; it "
+		    "was moved to %s", path, good, ld->error != NULL ?
+		    ld->error : why != NULL ? why : "?", to != NULL ? to :
+		    "(nowhere: it could not be moved)");
+		free(to);
+		rc = 1;
+	}
+	free(why);
+	free(ld->error);
+	ld->error = NULL;
+	free(buf);
+	free(path);
+	return (rc);
+}
+
+int
+journal_load(const char *dir, struct journal_start *st, char **cause)
+{
+	struct loading	 ld;
+	json_t		*v;
+	char		*why = NULL, *to, *cur;
+	int		 rc;
+
+	memset(st, 0, sizeof *st);
+	memset(&ld, 0, sizeof ld);
+	rc = statefile_read(dir, &ld.doc, &why);
+	if (rc == -EBADMSG) {
+		log_warnx("%s", why);
+		free(why);
+		why = NULL;
+	} else if (rc != 0) {
+		*cause = why;
+		return (rc);
+	}
+	v = ld.doc != NULL ? json_object_get(ld.doc, "seq") : NULL;
+	ld.expect = (json_is_integer(v) && json_integer_value(v) > 0 ?
+	    (uint64_t)json_integer_value(v) : 0) + 1;
+	if (ld.doc == NULL)
+		ld.doc = json_pack("{s:i, s:{}}", "version", STATEFILE_VERSION,
+		    "grants");
+	if ((rc = load_file(dir, JOURNAL_PREV, 0, &ld, st, cause)) < 0)
+		goto fail;
+	if (rc == 0 && (rc = load_file(dir, JOURNAL_NAME, 1, &ld, st,
+	    cause)) < 0)
+		goto fail;
+	cur = path_of(dir, JOURNAL_NAME);
+	if (rc == 1 && access(cur, F_OK) == 0) {
+		/* Its records come after the damage: they cannot apply. */
+		to = move_aside(dir, JOURNAL_NAME);
+		free(to);
+	}
+	free(cur);
+	st->seq = ld.expect - 1;
+	st->records = ld.applied;
+	st->doc = ld.doc;
+	return (0);
+fail:
+	json_decref(ld.doc);
+	return (rc);
+}
+
+void
+journal_start_clear(struct journal_start *st)
+{
+	json_decref(st->doc);
+	free(st->damage);
+	memset(st, 0, sizeof *st);
+}
+
+static int
+open_journal(struct journal *j, int truncate, char **cause)
+{
+	struct stat	sb;
+	int		fd;
+
+	fd = open(j->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+	    (truncate ? O_TRUNC : 0), 0600);
+	if (fd == -1)
+		return (atomicfile_syserr(cause, "open", j->path));
+	if (fstat(fd, &sb) == -1) {
+		close(fd);
+		return (atomicfile_syserr(cause, "fstat", j->path));
+	}
+	if (j->fd != -1)
+		close(j->fd);
+	j->fd = fd;
+	j->size = (size_t)sb.st_size;
+	metrics_set("journal_bytes", (double)j->size);
+	return (0);
+}
+
+int
+journal_open(const char *dir, uint64_t seq, size_t snapsize,
+    struct journal **out, char **cause)
+{
+	struct journal	*j;
+	int		 rc;
+
+	j = xcalloc(1, sizeof *j);
+	j->dir = xstrdup(dir);
+	j->path = path_of(dir, JOURNAL_NAME);
+	j->fd = -1;
+	j->seq = seq;
+	j->snapsize = snapsize;
+	j->compact_min = JOURNAL_COMPACT_MIN;
+#ifdef TOPOAWARE_DEBUG_HOOKS
+	/* Tests compact small journals, to crash in the middle of it. */
+	if (getenv("TOPOAWARE_DEBUG_JOURNAL_MIN") != NULL)
+		j->compact_min = (size_t)strtoul(
+		    getenv("TOPOAWARE_DEBUG_JOURNAL_MIN"), NULL, 10);
+#endif
+	if ((rc = open_journal(j, 0, cause)) != 0) {
+		journal_free(j);
+		return (rc);
+	}
+	*out = j;
+	return (0);
+}
+
+void
+journal_free(struct journal *j)
+{
+	if (j == NULL)
+		return;
+	if (j->fd != -1)
+		close(j->fd);
+	free(j->dir);
+	free(j->path);
+	free(j);
+}
+
+uint64_t
+journal_next(const struct journal *j)
+{
+	return (j->seq + 1);
+}
+
+static double
+since(const struct timespec *t0)
+{
+	struct timespec	t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return ((double)(t.tv_sec - t0->tv_sec) +
+	    (double)(t.tv_nsec - t0->tv_nsec) / 1e9);
+}
+
+int
+journal_append(struct journal *j, const char *data, size_t len,
+    int nrecords, char **cause)
+{
+	struct timespec	 t0;
+	size_t		 done = 0;
+	ssize_t		 n;
+	int		 rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* A snapshot that could not start its journal: try again. */
+	if (j->fd == -1 && (rc = open_journal(j, 0, cause)) != 0)
+		return (rc);
+	if (debug_crash("append")) {
+		if (write(j->fd, data, len / 2) < 0)
+			log_warn("debug crash");
+		raise(SIGKILL);
+	}
+	while (done < len) {
+		if ((n = write(j->fd, data + done, len - done)) == -1) {
+			if (errno == EINTR)
+				continue;
+			rc = atomicfile_syserr(cause, "write", j->path);
+			goto fail;
+		}
+		done += (size_t)n;
+	}
+	if (fdatasync(j->fd) == -1) {
+		rc = atomicfile_syserr(cause, "fdatasync", j->path);
+		goto fail;
+	}
+	j->size += len;
+	j->seq += (uint64_t)nrecords;
+	j->records += nrecords;
+	metrics_observe("journal_sync", since(&t0));
+	metrics_set("journal_bytes", (double)j->size);
+	metrics_set("journal_pending_records", (double)j->records);
+	while (nrecords-- > 0)
+		metrics_inc("journal_records", NULL, NULL);
+	return (0);
+fail:
+	/* Nothing of an unacknowledged change may stay to be replayed. */
+	if (done > 0 && ftruncate(j->fd, (off_t)j->size) == -1)
+		log_warn("cannot cut %s back to %zu bytes", j->path, j->size);
+	metrics_inc("errors", "kind", "state_write");
+	return (rc);
+}
+
+int
+journal_records(const struct journal *j)
+{
+	return (j->records);
+}
+
+int
+journal_wants_snapshot(const struct journal *j)
+{
+	return (j->size > j->compact_min && j->size > j->snapsize);
+}
+
+int
+journal_snapshot(struct journal *j, const char *text, size_t len,
+    char **cause)
+{
+	char	*snap = path_of(j->dir, STATEFILE_NAME);
+	char	*prev = path_of(j->dir, JOURNAL_SNAPSHOT_PREV);
+	char	*jprev = path_of(j->dir, JOURNAL_PREV);
+	int	 rc = 0, moved = 0;
+
+	/* 1. The old snapshot stays as the previous generation. */
+	if (unlink(prev) == -1 && errno != ENOENT)
+		log_warn("unlink %s", prev);
+	if (link(snap, prev) == -1 && errno != ENOENT)
+		log_warn("link %s to %s", snap, prev);
+	/*
+	 * 2. So does the journal that leads from it. An empty one leads
+	 * nowhere, and journal.prev may still hold what state.json does
+	 * not (a crash between steps 2 and 3): it stays.
+	 */
+	if (j->size > 0) {
+		if (rename(j->path, jprev) == 0)
+			moved = 1;
+		else if (errno != ENOENT) {
+			rc = atomicfile_syserr(cause, "rename", j->path);
+			goto out;
+		}
+	}
+	if (debug_crash("compact"))
+		raise(SIGKILL);
+	/* 3. The new snapshot. */
+	if ((rc = statefile_write_text(j->dir, text, len, cause)) != 0) {
+		/* The journal goes back: it still leads from state.json. */
+		if (moved && rename(jprev, j->path) == -1)
+			log_warn("rename %s back to %s", jprev, j->path);
+		goto out;
+	}
+	/* 4. An empty journal; never the old one's inode again. */
+	close(j->fd);
+	j->fd = -1;
+	j->size = 0;
+	if ((rc = open_journal(j, 1, cause)) != 0 ||
+	    (rc = atomicfile_sync_dir(j->dir, cause)) != 0)
+		goto out;
+	j->snapsize = len;
+	j->records = 0;
+	j->compactions++;
+	metrics_inc("journal_compactions", NULL, NULL);
+	metrics_set("journal_pending_records", 0);
+out:
+	free(snap);
+	free(prev);
+	free(jprev);
+	return (rc);
+}
+
+json_t *
+journal_status(const struct journal *j)
+{
+	return (json_pack("{s:I, s:i, s:I, s:I, s:I}",
+	    "bytes", (json_int_t)j->size, "records", j->records,
+	    "seq", (json_int_t)j->seq,
+	    "snapshotBytes", (json_int_t)j->snapsize,
+	    "compactions", (json_int_t)j->compactions));
+}

@@ -1,0 +1,45 @@
+/*
+ * The framing of the state journal's records (sans I/O): each record is
+ *
+ *	J <seq> <len> <crc>\n<payload>\n
+ *
+ * with seq the record's sequence number, len the payload's length in
+ * bytes, crc the CRC-32C of "<seq> <len> " and the payload, as 8 lowercase
+ * hex digits. The payload is whatever the writer gives (JSON text).
+ */
+#ifndef TOPOAWARE_JREC_H
+#define TOPOAWARE_JREC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A record's payload is at most this long. */
+#define JREC_MAX_PAYLOAD	(64U << 20)
+
+/* What jrec_scan found after the last good record. */
+#define JREC_END	0	/* nothing: every byte was a good record */
+#define JREC_TORN	1	/* an incomplete last record (a crash) */
+#define JREC_DAMAGED	2	/* a bad record, with more after it */
+
+/* CRC-32C (Castagnoli) of len bytes, continuing from crc (0 to start). */
+uint32_t jrec_crc32c(uint32_t crc, const void *, size_t len);
+
+/* The framed record (caller frees) and its length. */
+char	*jrec_encode(uint64_t seq, const char *payload, size_t len,
+	    size_t *outlen);
+
+/* Called for each good record in order; non-zero stops the scan. */
+typedef int	(*jrec_cb)(uint64_t seq, const char *payload, size_t len,
+		    void *arg);
+
+/*
+ * Walks the records of buf. Returns JREC_END, JREC_TORN or JREC_DAMAGED,
+ * with *good the length of the good records at its start and, unless END,
+ * *cause (caller frees) saying what is wrong at that offset; or the
+ * callback's non-zero value when it stopped the scan (*good then ends
+ * before the record it refused).
+ */
+int	jrec_scan(const char *buf, size_t len, jrec_cb, void *arg,
+	    size_t *good, char **cause);
+
+#endif
