@@ -278,6 +278,19 @@ restore_state(struct server *srv, char **cause)
 		 * only a person can decide, and restarting cannot help.
 		 */
 		what = claim_conflicts(srv, doc);
+		/* The operator edits one file: the journal goes into it. */
+		if (st.records > 0) {
+			json_object_set_new(doc, "version",
+			    json_integer(STATEFILE_VERSION));
+			json_object_set_new(doc, "seq",
+			    json_integer((json_int_t)st.seq));
+			if (statefile_write(srv->opts.state_dir, doc,
+			    &where) != 0) {
+				log_warnx("%s", where);
+				free(where);
+				where = NULL;
+			}
+		}
 		xasprintf(cause, "the saved claims cannot be reinstated: %s. "
 		    "Claims are not dropped on their own, as pods may be "
 		    "using their CPUs: either start with the config they were "

@@ -257,6 +257,8 @@ Test(metrics, exposition_text_format)
 		{ "topoaware_admin_requests_total", "counter" },
 		{ "topoaware_nri_request_seconds", "histogram" },
 		{ "topoaware_dra_request_seconds", "histogram" },
+		{ "topoaware_journal_sync_seconds", "histogram" },
+		{ "topoaware_journal_bytes", "gauge" },
 	};
 	regex_t		 help, type, smp;
 	char		*text, *line, *save, *want, family[128] = "";
@@ -266,7 +268,7 @@ Test(metrics, exposition_text_format)
 	cr_assert_eq(regcomp(&help, "^# HELP (topoaware_[a-z_]+) [^ ].*$",
 	    REG_EXTENDED), 0);
 	cr_assert_eq(regcomp(&type, "^# TYPE (topoaware_[a-z_]+) "
-	    "(counter|histogram)$", REG_EXTENDED), 0);
+	    "(counter|histogram|gauge)$", REG_EXTENDED), 0);
 	cr_assert_eq(regcomp(&smp, "^topoaware_[a-z_]+"
 	    "(\\{[a-z_]+=\"[^\"\\\\\n]*\"\\})? [0-9][0-9.e+-]*$",
 	    REG_EXTENDED), 0);
@@ -308,5 +310,24 @@ Test(metrics, exposition_text_format)
 	regfree(&help);
 	regfree(&type);
 	regfree(&smp);
+	free(text);
+}
+
+Test(metrics, gauges_are_set_not_counted)
+{
+	char	*text;
+
+	metrics_reset();
+	metrics_set("journal_bytes", 1234);
+	metrics_set("journal_bytes", 99);
+	metrics_set("no_such_gauge", 5);
+	text = metrics_render();
+	cr_assert_not_null(strstr(text, "\ntopoaware_journal_bytes 99\n"),
+	    "%s", text);
+	cr_assert_null(strstr(text, "no_such_gauge"));
+	free(text);
+	metrics_reset();
+	text = metrics_render();
+	cr_assert_not_null(strstr(text, "\ntopoaware_journal_bytes 0\n"));
 	free(text);
 }
