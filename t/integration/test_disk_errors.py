@@ -443,5 +443,73 @@ def test_release_that_cannot_be_saved():
         env.stop()
 
 
+def test_every_operation_undone_when_not_saved():
+    """One commit path (issue: one commit path): whatever the change, when
+    its journal record cannot be written it is undone and answered with
+    the error, and the saved state is byte for byte what it was; a
+    removal the runtime has made is kept and saved with the next change
+    that can be."""
+    with Env() as env:
+        env.start()
+        rt = env.rt
+        g, g_cpus, _ = env.create("g", qos="Guaranteed", request=1000)
+        be, _, _ = env.create("be")
+        gone, _, _ = env.create("gone")
+        c = env.claim_on(2, 1)
+        assert env.prepare(c)["error"] == ""
+        journal = os.path.join(env.d.state_dir, "journal")
+
+        def files():
+            out = {}
+            for name in ("state.json", "journal"):
+                with open(os.path.join(env.d.state_dir, name), "rb") as f:
+                    out[name] = f.read()
+            return out
+
+        def held():
+            return (env.grants(), env.held(), env.free(),
+                    env.s.status()["configGeneration"])
+
+        before, was = files(), held()
+        env.d.limit(os.path.getsize(journal))
+        # An update.
+        try:
+            rt.update_container(g, 2000, 2000)
+        except CallError as e:
+            assert "cannot save the state" in e.message, e
+        else:
+            raise AssertionError("an update that was not saved was "
+                                 "answered")
+        assert parse_cpuset(rt.cpus(g)) == g_cpus
+        # A release.
+        got = env.k.unprepare([c], timeout=CALL_TIMEOUT)
+        assert "cannot save the state" in got[c.uid], got
+        # A reload.
+        env.d.write_config({"reservedResources": {"cpu": "cpuset:14-15"}})
+        r = env.d.admin("reload")
+        assert not r["ok"] and "cannot save the state" in r["error"], r
+        alive(env.d)
+        assert files() == before
+        assert held() == was, (held(), was)
+        # A removal the runtime made is kept, and said so.
+        rt.stop_container(gone)
+        rt.remove_container(gone)
+        st = env.s.status()
+        assert st["journal"]["unsaved"] is True, st
+        assert gone not in env.grants()
+        assert files() == before
+        # Writes work again: the next change saves all of it.
+        env.d.limit(None)
+        env.create("after")
+        st = env.s.status()
+        assert st["journal"]["unsaved"] is False, st
+        grants = statedoc.read_state(env.d.state_dir)["grants"]
+        assert gone not in grants and g in grants, sorted(grants)
+        env.restart()
+        assert gone not in env.grants() and g in env.grants()
+        assert env.held() == was[1]
+        env.stop()
+
+
 if __name__ == "__main__":
     tap.run(globals())
