@@ -9,7 +9,9 @@ let topoawarectl or the kubelet in; a complete connection may stay quiet
 inside, which protobuf-c would cut short, is refused by name wherever
 protobuf carries it (NRI container ids and annotations, DRA claim UIDs
 and names, registration). An admin request cut off by EOF before its
-newline is answered, and an over-long one gets an error.
+newline is answered, and an over-long one gets an error. A pod that
+writes thousands of our annotations and DRA_CPUSET_ variables into its
+spec is capped and does not slow anyone else.
 
 The runtime simulator, the grpcio kubelet stand-in and the raw HTTP/2
 client are independent peers (t/lib); the limits and timeouts are those
@@ -26,6 +28,7 @@ sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
 import kubelet  # noqa: E402
 import rawh2  # noqa: E402
+import statedoc  # noqa: E402
 from daemon import Daemon  # noqa: E402
 from draenv import CALL_TIMEOUT, DraEnv, dev  # noqa: E402
 from kubelet import result  # noqa: E402
@@ -458,6 +461,52 @@ def test_nul_in_container_ids_refused():
                   if g.get("id", "").startswith("ab")]
         assert [g["id"] for g in grants] == ["ab"], grants
         assert "NUL byte" in s.d.output()
+        s.stop()
+
+
+def test_hostile_metadata_does_not_stall_others():
+    """One pod with 9,000 of our annotations and a container with 50,000
+    DRA_CPUSET_ variables: it is placed, what is kept of it is capped
+    (topoawared(8), LIMITS: container metadata), it costs one warning,
+    not one per entry, and every other container's events are answered
+    well within the runtime's deadline afterwards. (A pod copying a held
+    claim's variable is test_claim_pinning.py's.)"""
+    with Session({"reservedResources": {"cpu": "cpuset:3,11"}}) as s:
+        s.start()
+        rt = s.rt
+        ann = {"k%d.resource-policy.nri.io" % i: "v" for i in range(9000)}
+        p = rt.make_pod("hostile", annotations=ann)
+        env = ["DRA_CPUSET_u%05d=1" % i for i in range(50000)]
+        c = rt.make_container(p, "c", env=env)
+        t0 = time.monotonic()
+        cpus = rt.create_container(p, c).adjust.linux.resources.cpu.cpus
+        assert cpus, "the hostile container was not placed"
+        assert time.monotonic() - t0 < 2.0
+        doc = statedoc.read_state(s.d.state_dir)
+        spec = doc["grants"][c.id]["container"]
+        assert len(spec["env"]) == 32, len(spec["env"])
+        assert len(spec["annotations"]) == 128, len(spec["annotations"])
+        out = s.d.output()
+        assert "past the limits" in out, out[-2000:]
+        assert out.count("DRA_CPUSET_u") < 5, out.count("DRA_CPUSET_u")
+        # Everyone else: creates, updates and removals, each answered
+        # in a fraction of the runtime's 2 s deadline.
+        worst = 0
+        for i in range(20):
+            q = rt.make_pod("other%d" % i, qos="Guaranteed" if i % 4 == 0
+                            else "BestEffort")
+            d = rt.make_container(q, "c", request=1000 if i % 4 == 0 else 0,
+                                  limit=1000 if i % 4 == 0 else 0)
+            t0 = time.monotonic()
+            rt.create_container(q, d)
+            worst = max(worst, time.monotonic() - t0)
+            if i % 5 == 4:
+                t0 = time.monotonic()
+                rt.stop_container(d.id)
+                rt.remove_container(d.id)
+                worst = max(worst, time.monotonic() - t0)
+        assert worst < 1.0, worst
+        ctl_status(s.d)
         s.stop()
 
 
