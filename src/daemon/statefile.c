@@ -329,6 +329,76 @@ sf_var_cmp(const void *a, const void *b)
 	return (strcmp((*va)->name, (*vb)->name));
 }
 
+/* Beside resources.sh: the next one's inode, and the old one's for a
+ * moment. */
+#define SF_SPARE	".resources.sh.spare"
+#define SF_OLD		".resources.sh.old"
+
+/*
+ * resources.sh is replaced often (every container whose shared CPUs
+ * move) and read by others: atomically, so that a reader sees the old
+ * file or the new one, and without making or freeing an inode or a block
+ * each time, which costs a journal update and on some disks a synchronous
+ * discard. The content goes into a spare file kept beside it, which is
+ * renamed over it; the old file, kept meanwhile by a second link, is the
+ * spare of the next time.
+ */
+static int
+sf_replace_recycled(const char *idir, const char *data, size_t len,
+    char **cause)
+{
+	char	*live, *spare, *old;
+	size_t	 done = 0;
+	ssize_t	 n;
+	int	 fd, rc = 0, kept;
+
+	xasprintf(&live, "%s/%s", idir, STATEFILE_RESOURCES);
+	xasprintf(&spare, "%s/%s", idir, SF_SPARE);
+	xasprintf(&old, "%s/%s", idir, SF_OLD);
+	if ((fd = open(spare, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)) == -1 &&
+	    errno == ENOENT && (fd = open(spare, O_WRONLY | O_CREAT | O_EXCL |
+	    O_CLOEXEC | O_NOFOLLOW, 0644)) != -1 && fchmod(fd, 0644) == -1) {
+		rc = atomicfile_syserr(cause, "fchmod", spare);
+		goto out;
+	}
+	if (fd == -1) {
+		rc = atomicfile_syserr(cause, "open", spare);
+		goto out;
+	}
+	while (done < len) {
+		if ((n = pwrite(fd, data + done, len - done, (off_t)done)) ==
+		    -1) {
+			if (errno == EINTR)
+				continue;
+			rc = atomicfile_syserr(cause, "write", spare);
+			goto out;
+		}
+		done += (size_t)n;
+	}
+	if (ftruncate(fd, (off_t)len) == -1) {
+		rc = atomicfile_syserr(cause, "ftruncate", spare);
+		goto out;
+	}
+	kept = link(live, old) == 0;
+	if (!kept && errno == EEXIST && unlink(old) == 0)
+		kept = link(live, old) == 0;
+	if (rename(spare, live) == -1) {
+		rc = atomicfile_syserr(cause, "rename", spare);
+		if (kept)
+			(void)unlink(old);
+		goto out;
+	}
+	if (kept && rename(old, spare) == -1)
+		(void)unlink(old);
+out:
+	if (fd != -1)
+		close(fd);
+	free(live);
+	free(spare);
+	free(old);
+	return (rc);
+}
+
 int
 statefile_write_resources(const char *dir, const char *id,
     const struct statefile_var *vars, size_t nvars, char **cause)
@@ -374,13 +444,16 @@ statefile_write_resources(const char *dir, const char *id,
 
 	xasprintf(&cdir, "%s/containers", dir);
 	xasprintf(&idir, "%s/%s", cdir, id);
-	if (mkdir(cdir, 0700) == -1 && errno != EEXIST)
-		rc = atomicfile_syserr(cause, "mkdir", cdir);
-	else if (mkdir(idir, 0700) == -1 && errno != EEXIST)
-		rc = atomicfile_syserr(cause, "mkdir", idir);
-	else
-		rc = atomicfile_replace(idir, STATEFILE_RESOURCES, data, len, 0644, 0,
-		    cause);
+	/* The folders are there but for the first write: made on a
+	 * failure, and the write tried again (with its cause). */
+	if ((rc = sf_replace_recycled(idir, data, len, NULL)) != 0) {
+		if (mkdir(cdir, 0700) == -1 && errno != EEXIST)
+			rc = atomicfile_syserr(cause, "mkdir", cdir);
+		else if (mkdir(idir, 0700) == -1 && errno != EEXIST)
+			rc = atomicfile_syserr(cause, "mkdir", idir);
+		else
+			rc = sf_replace_recycled(idir, data, len, cause);
+	}
 	free(idir);
 	free(cdir);
 	free(data);
@@ -390,22 +463,24 @@ statefile_write_resources(const char *dir, const char *id,
 int
 statefile_remove_resources(const char *dir, const char *id, char **cause)
 {
-	char	*idir, *file, *tmp;
+	char	*idir, *file;
 	int	 rc = 0;
 
 	if ((rc = sf_check_id(id, cause)) != 0)
 		return (rc);
+	static const char	*names[] = { STATEFILE_RESOURCES,
+	    STATEFILE_RESOURCES ".tmp", SF_SPARE, SF_OLD };
+	size_t			 i;
+
 	xasprintf(&idir, "%s/containers/%s", dir, id);
-	xasprintf(&file, "%s/%s", idir, STATEFILE_RESOURCES);
-	xasprintf(&tmp, "%s/%s.tmp", idir, STATEFILE_RESOURCES);
-	if (unlink(file) == -1 && errno != ENOENT)
-		rc = atomicfile_syserr(cause, "unlink", file);
-	else if (unlink(tmp) == -1 && errno != ENOENT)
-		rc = atomicfile_syserr(cause, "unlink", tmp);
-	else if (rmdir(idir) == -1 && errno != ENOENT)
+	for (i = 0; i < sizeof names / sizeof names[0] && rc == 0; i++) {
+		xasprintf(&file, "%s/%s", idir, names[i]);
+		if (unlink(file) == -1 && errno != ENOENT && errno != ENOTDIR)
+			rc = atomicfile_syserr(cause, "unlink", file);
+		free(file);
+	}
+	if (rc == 0 && rmdir(idir) == -1 && errno != ENOENT)
 		rc = atomicfile_syserr(cause, "rmdir", idir);
-	free(tmp);
-	free(file);
 	free(idir);
 	return (rc);
 }

@@ -498,6 +498,7 @@ Test(statefile, resources_sh)
 		{ "ALL_MEMS", "1" },
 	};
 	struct stat	 st;
+	ino_t		 ino;
 	char		*dir, *file, *cdir, *cause = NULL, *got;
 	const char	*id = "0123456789abcdef";
 
@@ -517,7 +518,19 @@ Test(statefile, resources_sh)
 	got = testlib_read(file, NULL);
 	cr_assert_str_eq(got, "ALL_MEMS=\"1\"\nDRA_CPUS=\"8-9\"\n");
 	free(got);
-	testlib_assert_listing(cdir, "resources.sh");
+	/* The old file is kept as the spare of the next write: rewriting
+	 * makes and frees no inode. */
+	testlib_assert_listing(cdir, ".resources.sh.spare resources.sh");
+	cr_assert(stat(file, &st) == 0);
+	ino = st.st_ino;
+	cr_assert_eq(statefile_write_resources(dir, id, vars, 3, &cause), 0);
+	cr_assert_eq(statefile_write_resources(dir, id, fewer, 2, &cause), 0);
+	cr_assert(stat(file, &st) == 0);
+	cr_assert_eq(st.st_ino, ino, "not the inode of two writes before");
+	cr_assert_eq(st.st_mode & 07777, 0644);
+	got = testlib_read(file, NULL);
+	cr_assert_str_eq(got, "ALL_MEMS=\"1\"\nDRA_CPUS=\"8-9\"\n");
+	free(got);
 
 	cr_assert_eq(statefile_remove_resources(dir, id, &cause), 0);
 	cr_assert(!testlib_exists(file));

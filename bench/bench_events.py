@@ -1,0 +1,272 @@
+#!/usr/bin/python3
+"""bench_events: the daemon's cost per event as its peers see it (SPEC
+R-PERF-1), run by `make bench` and never by `make check`.
+
+For each machine given as NAME=SYSFSROOT it runs the real topoawared with
+the runtime simulator of the tests (t/lib/nri_runtime.py), the fake API
+server (t/lib/fake_apiserver.py) and the kubelet stand-in
+(t/lib/kubelet.py, python3-grpcio), loads it with 1,000 running containers
+(one in ten Guaranteed with 1 CPU) and claims of one CPU (100, or a
+quarter of the CPUs on a smaller machine), and prints one
+`name{machine="NAME"} value unit` line per figure. The daemon's own CPU
+time comes from /proc/PID/schedstat (nanoseconds on a CPU), read before
+and after a run of events and divided by their number, so it holds
+everything an event costs the daemon, the writes after its answer
+included, and none of the peers' costs; latencies are round trips through
+the Python peers and include an fdatasync of the state folder's file
+system (a disk-backed temporary folder, $TMPDIR or /tmp), so on a loaded
+machine judge by the CPU figures:
+
+  start_to_ready_ms            exec to READY=1 (median of 5)
+  rss_idle_kib, rssanon_idle_kib   VmRSS and RssAnon, synchronized, empty
+  sync_1000_cpu_ms             daemon CPU for one Synchronize of 1,000
+  sync_1000_ms                 its round trip until every one is pinned
+  prepare_cpu_us, prepare_p50_us, prepare_p99_us
+                               NodePrepareResources of a 1-CPU claim
+  rss_loaded_kib, rssanon_loaded_kib   with the containers and claims
+  create_be_cpu_us, create_be_p50_us, create_be_p99_us
+                               CreateContainer, BestEffort
+  create_g2_cpu_us, create_g2_p50_us, create_g2_p99_us
+                               CreateContainer, Guaranteed with 2 CPUs
+                               (moves the shared pool)
+  unprepare_cpu_us, unprepare_p50_us, unprepare_p99_us
+                               NodeUnprepareResources
+  reload_cpu_us, reload_p50_us  a reload that changes the config
+  scale_create_be_cpu_us{held=N}   BestEffort create with N containers
+                               held (100, 1,000, 4,000), and
+  scale_ratio_4000_100         the 4,000 figure over the 100 one
+"""
+
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import main, report, report_latencies  # noqa: E402
+
+CONTAINERS = 1000
+ROUNDS = 200
+
+
+def cpu_ns(pid):
+    with open("/proc/%d/schedstat" % pid) as f:
+        return int(f.read().split()[0])
+
+
+def mem_kib(pid, field):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError("no %s for pid %d" % (field, pid))
+
+
+def report_mem(name, pid, when):
+    report("rss_%s_kib" % when, name, mem_kib(pid, "VmRSS"), "kib")
+    report("rssanon_%s_kib" % when, name, mem_kib(pid, "RssAnon"), "kib")
+
+
+def populate(rt, n, tag="p", every=10):
+    """n running containers, one per pod, one in every Guaranteed 1-CPU,
+    the others Burstable or BestEffort."""
+    for i in range(n):
+        if i % every == 0:
+            qos, req, lim = "Guaranteed", 1000, 1000
+        elif i % 2:
+            qos, req, lim = "Burstable", 20, 0
+        else:
+            qos, req, lim = "BestEffort", 0, 0
+        p = rt.make_pod("%s%05d" % (tag, i), namespace="team-%d" % (i % 5),
+                        qos=qos)
+        rt.add(p, rt.make_container(p, "c", request=req, limit=lim))
+
+
+def sync(s, rt):
+    """Connects the runtime with what it runs; (daemon CPU s, round
+    trip s)."""
+    rt.accept(timeout=60)
+    if not rt.conn.registered.wait(20):
+        raise RuntimeError("no registration")
+    rt.configure()
+    c0, t0 = cpu_ns(s.d.proc.pid), time.perf_counter()
+    rt.synchronize(timeout=120)
+    if not rt.wait_pushed(lambda p: all(c.linux.resources.cpu.cpus
+                                        for c in rt.containers.values()),
+                          timeout=120):
+        raise RuntimeError("not every container was pinned")
+    return (cpu_ns(s.d.proc.pid) - c0) / 1e9, time.perf_counter() - t0
+
+
+def creates(s, rt, n, qos, req, tag):
+    """n creates of one kind; (daemon CPU s per create, latencies). Each
+    is removed right after, outside the measure, so the machine holds
+    the same before every one."""
+    pid, cpu, lat = s.d.proc.pid, 0, []
+    for i in range(n):
+        p = rt.make_pod("%s%05d" % (tag, i), qos=qos)
+        c = rt.make_container(p, "c", request=req,
+                              limit=req if qos == "Guaranteed" else 0)
+        c0 = cpu_ns(pid)
+        t0 = time.perf_counter()
+        rt.create_container(p, c, timeout=20)
+        lat.append(time.perf_counter() - t0)
+        # The writes after the answer belong to it.
+        time.sleep(0.002)
+        cpu += cpu_ns(pid) - c0
+        rt.stop_container(c.id, timeout=20)
+        rt.remove_container(c.id, timeout=20)
+        del rt.pods[p.id]
+    return cpu / 1e9 / n, lat
+
+
+def settle(s):
+    """Lets the writes after the last answer happen."""
+    time.sleep(0.05)
+    s.d.admin("status")
+
+
+def bench_machine(name, root, work):
+    import fake_apiserver
+    import kubelet
+    import nri_runtime
+
+    # Start-up: exec to READY=1, no runtime listening.
+    times = []
+    for _ in range(5):
+        s = nri_runtime.Session(sysfs_root=root,
+                                folder=tempfile.mkdtemp(dir=work))
+        try:
+            t0 = time.perf_counter()
+            s.d.start(timeout=60)
+            times.append(time.perf_counter() - t0)
+            s.stop()
+        finally:
+            s.rt.close()
+            s.d.kill()
+    report("start_to_ready_ms", name, statistics.median(times) * 1000, "ms")
+
+    # Short: the kubelet's socket paths must fit a sockaddr_un.
+    folder = tempfile.mkdtemp(prefix="ta")
+    api = fake_apiserver.FakeApiServer().start()
+    api.set_node("testnode", str(uuid.uuid4()))
+    kc = api.kubeconfig(folder)
+    s = nri_runtime.Session(sysfs_root=root, folder=folder,
+                            args=["--kubeconfig", kc])
+    k = kubelet.Kubelet(os.path.join(folder, "kubelet"))
+    rt = s.rt
+    try:
+        s.start(serve=False)
+        sync(s, rt)
+        k.register(timeout=30)
+        s.wait_status(lambda st: st["nri"]["synchronized"], timeout=60)
+        report_mem(name, s.d.proc.pid, "idle")
+        rt.drop()
+        # One in ten Guaranteed where 100 of them and the claims fit.
+        small = len(s.machine.online) < 400
+        populate(rt, CONTAINERS, every=20 if small else 10)
+        cpu, wall = sync(s, rt)
+        report("sync_1000_cpu_ms", name, cpu * 1000, "ms")
+        report("sync_1000_ms", name, wall * 1000, "ms")
+
+        # Claims of one CPU, spread over the nodes.
+        nodes = sorted(s.machine.nodes)
+        nclaims = min(100, len(s.machine.online) // 4)
+        claims, lat = [], []
+        settle(s)
+        c0 = cpu_ns(s.d.proc.pid)
+        for i in range(nclaims):
+            uid = str(uuid.uuid4())
+            cname = "bench-%d" % i
+            api.set_claim("default", cname, kubelet.resource_claim(
+                uid, [kubelet.result("cpudevnuma%03d" %
+                                     nodes[i % len(nodes)], 1)],
+                name=cname))
+            c = kubelet.Claim("default", cname, uid)
+            t0 = time.perf_counter()
+            got = k.prepare([c], timeout=30)
+            lat.append(time.perf_counter() - t0)
+            if got.get(uid, {}).get("error") != "":
+                raise RuntimeError("prepare failed: %r" % got)
+            claims.append(c)
+        settle(s)
+        report("prepare_cpu_us", name,
+               (cpu_ns(s.d.proc.pid) - c0) / 1e3 / nclaims, "us")
+        report_latencies("prepare", name, lat)
+        report_mem(name, s.d.proc.pid, "loaded")
+
+        cpu, lat = creates(s, rt, ROUNDS, "BestEffort", 0, "be")
+        report("create_be_cpu_us", name, cpu * 1e6, "us")
+        report_latencies("create_be", name, lat)
+        cpu, lat = creates(s, rt, ROUNDS // 4, "Guaranteed", 2000, "g2")
+        report("create_g2_cpu_us", name, cpu * 1e6, "us")
+        report_latencies("create_g2", name, lat)
+
+        lat = []
+        settle(s)
+        c0 = cpu_ns(s.d.proc.pid)
+        for c in claims:
+            t0 = time.perf_counter()
+            if k.unprepare([c], timeout=30) != {c.uid: ""}:
+                raise RuntimeError("unprepare failed")
+            lat.append(time.perf_counter() - t0)
+        settle(s)
+        report("unprepare_cpu_us", name,
+               (cpu_ns(s.d.proc.pid) - c0) / 1e3 / len(claims), "us")
+        report_latencies("unprepare", name, lat)
+
+        lat = []
+        settle(s)
+        c0 = cpu_ns(s.d.proc.pid)
+        for i in range(10):
+            s.d.write_config({"colocatePods": i % 2 == 0})
+            t0 = time.perf_counter()
+            r = s.d.admin("reload")
+            lat.append(time.perf_counter() - t0)
+            if not r["ok"]:
+                raise RuntimeError("reload refused: %r" % r)
+        settle(s)
+        report("reload_cpu_us", name, (cpu_ns(s.d.proc.pid) - c0) / 1e3 / 10,
+               "us")
+        report("reload_p50_us", name, statistics.median(lat) * 1e6, "us")
+        k.close()
+        s.stop()
+    finally:
+        k.close()
+        s.rt.close()
+        s.d.kill()
+        api.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    # Scaling: the cost of a BestEffort create with more held.
+    if len(s.machine.online) < 400:
+        return
+    figures = {}
+    for held in (100, 1000, 4000):
+        s = nri_runtime.Session(sysfs_root=root,
+                                folder=tempfile.mkdtemp(dir=work))
+        rt = s.rt
+        try:
+            s.start(serve=False)
+            sync(s, rt)
+            rt.drop()
+            populate(rt, held, tag="h")
+            sync(s, rt)
+            cpu, _ = creates(s, rt, ROUNDS, "BestEffort", 0, "be")
+            figures[held] = cpu
+            print('scale_create_be_cpu_us{machine="%s",held="%d"} %.1f us'
+                  % (name, held, cpu * 1e6), flush=True)
+            s.stop()
+        finally:
+            s.rt.close()
+            s.d.kill()
+    report("scale_ratio_4000_100", name, figures[4000] / figures[100],
+           "ratio")
+
+
+if __name__ == "__main__":
+    main(__doc__.split("\n")[0], "events", bench_machine)
