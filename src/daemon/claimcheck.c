@@ -97,8 +97,19 @@ entry_free(struct entry *e)
 	free(e);
 }
 
+/* A read of e is over: from now on the next waits its interval. Set
+ * before what it found is applied, which may ask for e again. */
+static void
+entry_read(struct entry *e)
+{
+	e->req = NULL;
+	e->listing = 0;
+	e->ended = 1;
+	clock_gettime(CLOCK_MONOTONIC, &e->last);
+}
+
 /* Everyone waiting on e is told; e stays for the interval, or goes when
- * its claim is not held any more. */
+ * its claim is not held any more (and no read of it is planned). */
 static void
 entry_ended(struct entry *e)
 {
@@ -106,13 +117,10 @@ entry_ended(struct entry *e)
 	struct claimcheck_wait	*w;
 	struct waits		 waits;
 
-	e->req = NULL;
-	e->listing = 0;
-	e->ended = 1;
-	clock_gettime(CLOCK_MONOTONIC, &e->last);
 	TAILQ_INIT(&waits);
 	TAILQ_CONCAT(&waits, &e->waits, link);
-	if (policy_claim_cpus(cc->srv->policy, e->uid) == NULL) {
+	if (policy_claim_cpus(cc->srv->policy, e->uid) == NULL &&
+	    e->req == NULL && !e->listing) {
 		strmap_del(cc->entries, e->uid);
 		entry_free(e);
 	}
@@ -165,7 +173,7 @@ got_claim(void *arg, int status, json_t *body, const char *error)
 {
 	struct entry	*e = arg;
 
-	e->req = NULL;
+	entry_read(e);
 	if (status == 200)
 		apply(e, body, NULL);
 	else if (status == 404)
@@ -198,6 +206,7 @@ got_list(void *arg, int status, json_t *body, const char *error)
 	for (i = 0; i < n; i++) {
 		if (!v[i]->listing)
 			continue;
+		entry_read(v[i]);
 		if (!json_is_array(items)) {
 			metrics_inc("claim_reads", "result", "failed");
 			entry_ended(v[i]);
