@@ -531,14 +531,11 @@ class Mixed(DraEnv):
                 self.d.output()
         return self.ops - before, hooked
 
-    def crash_at_start(self):
-        """A start that dies between the synced temp file and the rename
-        leaves state.json as it was."""
-        with open(os.path.join(self.d.state_dir, "state.json"), "rb") as f:
-            old = f.read()
-        # Its NRI connection must not wait in the runtime's backlog.
+    def start_dying(self, crash_at):
+        """A start the debug hook crash_at kills; the runtime does not
+        listen meanwhile (its connection must not wait in the backlog)."""
         self.rt.stop_listening()
-        self.d.env = {"TOPOAWARE_DEBUG_CRASH": "before-rename"}
+        self.d.env = {"TOPOAWARE_DEBUG_CRASH": crash_at}
         try:
             self.d.start(expect_ready=False)
             self.d.proc.wait(10)
@@ -547,9 +544,16 @@ class Mixed(DraEnv):
         finally:
             self.d.env = None
             self.d.kill()
+        self.rt.listen()
+
+    def crash_at_start(self):
+        """A start that dies between the synced temp file and the rename
+        leaves state.json as it was."""
+        with open(os.path.join(self.d.state_dir, "state.json"), "rb") as f:
+            old = f.read()
+        self.start_dying("before-rename")
         with open(os.path.join(self.d.state_dir, "state.json"), "rb") as f:
             assert f.read() == old
-        self.rt.listen()
 
     def crash_in_start_snapshot(self):
         """A start that dies after moving the journal to journal.prev and
@@ -557,22 +561,12 @@ class Mixed(DraEnv):
         the old snapshot and journal.prev, and a start after a start that
         died so keeps journal.prev."""
         before = read_state(self.s)
-        self.rt.stop_listening()
-        self.d.env = {"TOPOAWARE_DEBUG_CRASH": "compact:1"}
-        try:
-            self.d.start(expect_ready=False)
-            self.d.proc.wait(10)
-            assert self.d.proc.returncode == -signal.SIGKILL, \
-                self.d.output()
-        finally:
-            self.d.env = None
-            self.d.kill()
+        self.start_dying("compact:1")
         # The journal went to journal.prev, unless it was empty.
         j = os.path.join(self.d.state_dir, "journal")
         assert not os.path.exists(j) or os.path.getsize(j) == 0, j
         after = read_state(self.s)
         assert after["grants"] == before["grants"], (before, after)
-        self.rt.listen()
 
     def restart(self, crash_at=None):
         """Starts again; with crash_at (a TOPOAWARE_DEBUG_CRASH value) the
