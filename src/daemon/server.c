@@ -842,9 +842,12 @@ commit(struct server *srv, struct policy_effects *fx, const char *what,
 		server_set_error(srv, "%s", *cause);
 		free(why);
 		if (keep) {
+			/* Not an error to the caller: no cause to free. */
 			srv->need_snapshot = 1;
 			log_warnx("%s; kept in memory, saved with the next "
 			    "change", *cause);
+			free(*cause);
+			*cause = NULL;
 		} else
 			policy_undo(srv->policy, fx);
 		goto out;
