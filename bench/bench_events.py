@@ -172,6 +172,7 @@ def bench_machine(name, root, work):
         small = len(s.machine.online) < 400
         populate(rt, CONTAINERS, every=20 if small else 10)
         cpu, wall = sync(s, rt)
+        s.wait_status(lambda st: st["nri"]["synchronized"], timeout=60)
         report("sync_1000_cpu_ms", name, cpu * 1000, "ms")
         report("sync_1000_ms", name, wall * 1000, "ms")
 
