@@ -585,9 +585,11 @@ bad(char **cause, const char *key, const char *what)
 }
 
 /* At most max entries are read back: a state written before the caps
- * were kept may hold more. */
+ * were kept may hold more. With prefix, only keys starting with it, as
+ * cspec_copy keeps them: the claim code reads the UID past the prefix. */
 static int
-parse_kv(json_t *o, struct policy_kv **out, int *n, int max)
+parse_kv(json_t *o, struct policy_kv **out, int *n, int max,
+    const char *prefix)
 {
 	const char	*k;
 	json_t		*v;
@@ -603,7 +605,8 @@ parse_kv(json_t *o, struct policy_kv **out, int *n, int max)
 	json_object_foreach(o, k, v) {
 		if (!json_is_string(v))
 			return (-1);
-		if (i >= max)
+		if (i >= max || (prefix != NULL &&
+		    strncmp(k, prefix, strlen(prefix)) != 0))
 			continue;
 		(*out)[i].key = xstrdup(k);
 		(*out)[i].value = xstrdup(json_string_value(v));
@@ -644,8 +647,9 @@ parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
 	if (req < -1 || lim < -1 || req > 1000LL * CPUSET_SETSIZE ||
 	    lim > 1000LL * CPUSET_SETSIZE)
 		return (bad(cause, key, "container: CPU request out of range"));
-	if (parse_kv(ann, &c->ann, &c->nann, POLICY_MAX_ANNOTATIONS) != 0 ||
-	    parse_kv(env, &c->env, &c->nenv, POLICY_MAX_CLAIM_ENV) != 0)
+	if (parse_kv(ann, &c->ann, &c->nann, POLICY_MAX_ANNOTATIONS,
+	    NULL) != 0 || parse_kv(env, &c->env, &c->nenv,
+	    POLICY_MAX_CLAIM_ENV, DRA_ENV_PREFIX) != 0)
 		return (bad(cause, key, "container: annotations and env must "
 		    "be objects of strings"));
 	return (0);

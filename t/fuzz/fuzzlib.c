@@ -80,7 +80,10 @@ fuzz_dir(void)
 
 	if (fuzz_tmp != NULL)
 		return (fuzz_tmp);
-	if ((base = getenv("TMPDIR")) == NULL || *base == '\0')
+	/* t/run-test's private folder, removed however the test ends. */
+	if ((base = getenv("TOPOAWARE_TMP")) == NULL || *base == '\0')
+		base = getenv("TMPDIR");
+	if (base == NULL || *base == '\0')
 		base = "/tmp";
 	if (snprintf(tmpl, sizeof tmpl, "%s/topoaware-fuzz.XXXXXX", base) >=
 	    (int)sizeof tmpl || mkdtemp(tmpl) == NULL) {
