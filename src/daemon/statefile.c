@@ -340,8 +340,8 @@ sf_var_cmp(const void *a, const void *b)
  * file or the new one, and without making or freeing an inode or a block
  * each time, which costs a journal update and on some disks a synchronous
  * discard. The content goes into a spare file kept beside it, which is
- * renamed over it; the old file, kept meanwhile by a second link, is the
- * spare of the next time.
+ * exchanged with it (or renamed over it, the old file kept meanwhile by a
+ * second link): the old file is the spare of the next time.
  */
 static int
 sf_replace_recycled(const char *idir, const char *data, size_t len,
@@ -377,6 +377,14 @@ sf_replace_recycled(const char *idir, const char *data, size_t len,
 	}
 	if (ftruncate(fd, (off_t)len) == -1) {
 		rc = atomicfile_syserr(cause, "ftruncate", spare);
+		goto out;
+	}
+	/* One exchange where the file system has it: the old file is then
+	 * the spare, whole. */
+	if (renameat2(AT_FDCWD, spare, AT_FDCWD, live, RENAME_EXCHANGE) == 0)
+		goto out;
+	if (errno != ENOENT && errno != EINVAL && errno != ENOSYS) {
+		rc = atomicfile_syserr(cause, "rename", spare);
 		goto out;
 	}
 	kept = link(live, old) == 0;
