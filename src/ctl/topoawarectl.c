@@ -456,6 +456,17 @@ print_status(json_t *r)
 	s = scalar(json_object_get(r, "claims"));
 	field("claims", "%s", s);
 	free(s);
+	if (json_is_object(v = json_object_get(r, "journal")))
+		field("state journal", "%lld bytes, %lld records since the "
+		    "snapshot, change %lld%s%s",
+		    (long long)json_integer_value(json_object_get(v, "bytes")),
+		    (long long)json_integer_value(json_object_get(v,
+		    "records")),
+		    (long long)json_integer_value(json_object_get(v, "seq")),
+		    json_is_true(json_object_get(v, "unsaved")) ?
+		    "; a change is not saved yet" : "",
+		    json_is_true(json_object_get(v, "damaged")) ?
+		    "; DAMAGED at start, see the log" : "");
 	v = json_object_get(r, "lastError");
 	field("last error", "%s", json_is_string(v) ? json_string_value(v) :
 	    "none");

@@ -63,6 +63,17 @@ def test_replayed_journal_gives_the_same_grants():
         assert env.d.admin("reload")["ok"]
         env.create("after", qos="Guaranteed", request=1000)
         held = cpus_of(env.admin("grants"))
+        # What an operator reads of it.
+        st = env.status()["journal"]
+        assert st["records"] >= 10 and st["bytes"] > 0, st
+        assert not st["damaged"] and not st["unsaved"], st
+        r = subprocess.run([os.path.join(tap.builddir(), "topoawarectl"),
+                            "--socket", env.d.admin_socket, "status"],
+                           capture_output=True, text=True, timeout=15)
+        line = [ln for ln in r.stdout.splitlines()
+                if ln.startswith("state journal")]
+        assert line and "%d records since the snapshot, change %d" % (
+            st["records"], st["seq"]) in line[0], r.stdout
         state = env.d.state_dir
         env.stop()
 
