@@ -166,6 +166,8 @@ unsigned long supply_path_gen(const struct policy *, const struct pool *);
 int	request_from_spec(const struct policy *, const struct cspec *,
 	    struct request *, char **);
 const char *request_annotation(const struct cspec *, const char *);
+int	request_isolation(const struct policy *, const struct cspec *, int *,
+	    int *);
 int	cspec_copy(struct cspec *, const struct container_spec *);
 void	cspec_dup(struct cspec *, const struct cspec *);
 void	cspec_clear(struct cspec *);

@@ -235,31 +235,61 @@ cspec_check(const struct container_spec *s, char **cause)
 
 /*
  * The effective value of one of our annotations for this container: the
- * container-scoped key, then the pod-scoped one, then the plain one.
+ * container-scoped key, then the pod-scoped one, then the plain one; *scope
+ * (when not NULL) says which, as the Go policy numbers them (0 container,
+ * 1 pod, 2 unscoped): the narrower the scope, the lower.
  */
-const char *
-request_annotation(const struct cspec *c, const char *key)
+static const char *
+annotation_scoped(const struct cspec *c, const char *key, int *scope)
 {
 	char		*k;
 	const char	*found = NULL;
-	int		 scope, i;
+	int		 s, i;
 
-	for (scope = 0; scope < 3 && found == NULL; scope++) {
-		if (scope == 0 && c->name == NULL)
+	for (s = 0; s < 3 && found == NULL; s++) {
+		if (s == 0 && c->name == NULL)
 			continue;
-		if (scope == 0)
+		if (s == 0)
 			xasprintf(&k, "%s.%s/container.%s", key, ANNOTATION_NS,
 			    c->name);
-		else if (scope == 1)
+		else if (s == 1)
 			xasprintf(&k, "%s.%s/pod", key, ANNOTATION_NS);
 		else
 			xasprintf(&k, "%s.%s", key, ANNOTATION_NS);
 		for (i = 0; i < c->nann && found == NULL; i++)
-			if (strcmp(c->ann[i].key, k) == 0)
+			if (strcmp(c->ann[i].key, k) == 0) {
 				found = c->ann[i].value;
+				if (scope != NULL)
+					*scope = s;
+			}
 		free(k);
 	}
 	return (found);
+}
+
+const char *
+request_annotation(const struct cspec *c, const char *key)
+{
+	return (annotation_scoped(c, key, NULL));
+}
+
+/* Go's strconv.ParseBool: 1 true, 0 false, -1 neither. */
+static int
+parse_bool(const char *v)
+{
+	static const char *const yes[] = { "1", "t", "T", "TRUE", "true",
+	    "True" };
+	static const char *const no[] = { "0", "f", "F", "FALSE", "false",
+	    "False" };
+	size_t	i;
+
+	for (i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+		if (strcmp(v, yes[i]) == 0)
+			return (1);
+		if (strcmp(v, no[i]) == 0)
+			return (0);
+	}
+	return (-1);
 }
 
 /* 1 true, 0 false, -1 absent or not a boolean (then the default rules). */
@@ -268,15 +298,35 @@ bool_annotation(const struct cspec *c, const char *key)
 {
 	const char	*v = request_annotation(c, key);
 
-	if (v == NULL)
-		return (-1);
-	if (strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 ||
-	    strcasecmp(v, "t") == 0)
-		return (1);
-	if (strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0 ||
-	    strcasecmp(v, "f") == 0)
-		return (0);
-	return (-1);
+	return (v != NULL ? parse_bool(v) : -1);
+}
+
+/*
+ * Whether the container prefers isolated CPUs, as the Go policy decides:
+ * of require-isolated-cpus and prefer-isolated-cpus, the one of the
+ * narrower scope counts (require at the same scope); a value that is not
+ * a boolean, or no annotation, leaves the config's preferIsolatedCPUs
+ * (*annotated 0). *strict: require-isolated-cpus is the one that counts,
+ * whatever its value (it matters only when isolation is preferred).
+ */
+int
+request_isolation(const struct policy *P, const struct cspec *c,
+    int *annotated, int *strict)
+{
+	const char	*sv, *pv, *v;
+	int		 ss = 3, ps = 3, b;
+
+	sv = annotation_scoped(c, "require-isolated-cpus", &ss);
+	pv = annotation_scoped(c, "prefer-isolated-cpus", &ps);
+	*strict = sv != NULL && (pv == NULL || ss <= ps);
+	*annotated = 0;
+	if (sv == NULL && pv == NULL)
+		return (P->cfg->prefer_isolated);
+	v = *strict ? sv : pv;
+	if ((b = parse_bool(v)) == -1)
+		return (P->cfg->prefer_isolated);
+	*annotated = 1;
+	return (b);
 }
 
 static int
@@ -317,7 +367,7 @@ request_from_spec(const struct policy *P, const struct cspec *c,
     struct request *r, char **cause)
 {
 	long long	 req = c->request < 0 ? 0 : c->request;
-	int		 reserved, iso, strict, shared, cores, frac;
+	int		 reserved, iso, strict, shared, cores, frac, annotated;
 
 	memset(r, 0, sizeof *r);
 	r->type = CPU_NORMAL;
@@ -351,9 +401,7 @@ request_from_spec(const struct policy *P, const struct cspec *c,
 	cores = (int)(req / 1000);
 	frac = (int)(req % 1000);
 	r->limit = 1000 * cores + frac;
-	strict = bool_annotation(c, "require-isolated-cpus");
-	iso = strict != -1 ? strict :
-	    bool_annotation(c, "prefer-isolated-cpus");
+	iso = request_isolation(P, c, &annotated, &strict);
 	shared = bool_annotation(c, "prefer-shared-cpus");
 	r->prio = prio_preference(P, c);
 
@@ -367,13 +415,13 @@ request_from_spec(const struct policy *P, const struct cspec *c,
 		}
 		r->full = cores;
 		r->fraction = frac;
-		r->isolate = iso != -1 ? iso : P->cfg->prefer_isolated;
+		r->isolate = iso;
 	} else if (frac > 0) {
 		/* Mixed only when sharing is annotated off. */
 		if (shared == 0) {
 			r->full = cores;
 			r->fraction = frac;
-			r->isolate = iso == 1;
+			r->isolate = iso;
 		} else
 			r->fraction = 1000 * cores + frac;
 	} else if (shared == 1 || (shared == -1 && P->cfg->prefer_shared))
@@ -381,9 +429,9 @@ request_from_spec(const struct policy *P, const struct cspec *c,
 	else {
 		/* Isolation for several CPUs only when annotated. */
 		r->full = cores;
-		r->isolate = iso == 1;
+		r->isolate = iso && annotated;
 	}
-	r->strict_isolate = strict == 1 && r->full > 0;
+	r->strict_isolate = strict && r->isolate && r->full > 0;
 	if (cause != NULL)
 		*cause = NULL;
 	return (0);

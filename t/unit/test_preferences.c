@@ -1,0 +1,147 @@
+/*
+ * test_preferences.c: the isolation preference of a container (request.c)
+ * as the Go policy decides it (pod-preferences.go, isolatedCPUsPreference
+ * and strictIsolatedCPUsPreference): its test table TestPodIsolationPreference
+ * with the config's preferIsolatedCPUs false, then the scope rule: of
+ * require-isolated-cpus and prefer-isolated-cpus, the narrower scope wins,
+ * require at the same scope.
+ */
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy_priv.h"
+#include "policylib.h"
+#include "testlib.h"
+
+#define NO_ISOLATION	"{\"preferIsolatedCPUs\":false}"
+#define PREFER		"prefer-isolated-cpus.resource-policy.nri.io"
+#define REQUIRE		"require-isolated-cpus.resource-policy.nri.io"
+
+static struct env	e;
+
+static void
+setup(void)
+{
+	env_open(&e, testlib_machine("server"), NO_ISOLATION);
+}
+
+static void
+teardown(void)
+{
+	env_close(&e);
+}
+
+TestSuite(preferences, .init = setup, .fini = teardown);
+
+struct isocase {
+	const char	*name;
+	const char	*container;
+	const char	*keys[2];
+	const char	*values[2];
+	int		 isolate;
+	int		 annotated;
+	int		 strict;
+};
+
+static void
+check(const struct isocase *t)
+{
+	struct container_spec	 s;
+	struct policy_kv	 ann[2];
+	struct cspec		 c;
+	int			 i, n = 0, annotated, strict, iso;
+
+	memset(&s, 0, sizeof s);
+	s.id = "x";
+	s.name = t->container;
+	s.qos = QOS_GUARANTEED;
+	s.cpu_request = s.cpu_limit = 1000;
+	for (i = 0; i < 2 && t->keys[i] != NULL; i++, n++) {
+		ann[i].key = (char *)t->keys[i];
+		ann[i].value = (char *)t->values[i];
+	}
+	s.annotations = ann;
+	s.nannotations = n;
+	cspec_copy(&c, &s);
+	iso = request_isolation(e.P, &c, &annotated, &strict);
+	cr_assert_eq(iso, t->isolate, "%s: isolate %d", t->name, iso);
+	cr_assert_eq(annotated, t->annotated, "%s: annotated %d", t->name,
+	    annotated);
+	cr_assert_eq(strict, t->strict, "%s: strict %d", t->name, strict);
+	cspec_clear(&c);
+}
+
+/* TestPodIsolationPreference (its cases that can be written here). */
+Test(preferences, go_isolation_table)
+{
+	static const struct isocase cases[] = {
+		{ "return defaults", "c0", { NULL }, { NULL }, 0, 0, 0 },
+		{ "prefer resmgr's annotation value", "c0",
+		  { PREFER "/container.c0" }, { "true" }, 1, 1, 0 },
+		{ "return defined preferences", "testcontainer",
+		  { PREFER "/container.testcontainer" }, { "false" }, 0, 1, 0 },
+		{ "prefer resmgr's annotation value (false)", "c0",
+		  { PREFER "/container.c0" }, { "false" }, 0, 1, 0 },
+		{ "return defaults for unparsable annotation value", "c0",
+		  { PREFER "/container.c0" }, { "blah" }, 0, 0, 0 },
+		{ "return defaults for missing preferences", "c1",
+		  { PREFER "/container.c0" }, { "true" }, 0, 0, 0 },
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		check(&cases[i]);
+}
+
+Test(preferences, the_narrower_scope_wins)
+{
+	static const struct isocase cases[] = {
+		/* The case: container prefer beats pod require. */
+		{ "container prefer, pod require", "c0",
+		  { PREFER "/container.c0", REQUIRE "/pod" }, { "true", "true" },
+		  1, 1, 0 },
+		{ "pod prefer false, container require", "c0",
+		  { PREFER "/pod", REQUIRE "/container.c0" }, { "false", "true" },
+		  1, 1, 1 },
+		{ "same scope: require wins", "c0",
+		  { PREFER "/pod", REQUIRE "/pod" }, { "false", "true" },
+		  1, 1, 1 },
+		{ "unscoped require, pod prefer false", "c0",
+		  { PREFER "/pod", REQUIRE }, { "false", "true" }, 0, 1, 0 },
+		{ "require false counts as the one, not strict in effect", "c0",
+		  { REQUIRE "/container.c0" }, { "false" }, 0, 1, 1 },
+		{ "require unparsable: the config, strict", "c0",
+		  { REQUIRE "/pod" }, { "yes" }, 0, 0, 1 },
+		{ "Go's booleans only", "c0", { PREFER }, { "TrUe" }, 0, 0, 0 },
+		{ "Go's booleans: T", "c0", { PREFER }, { "T" }, 1, 1, 0 },
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		check(&cases[i]);
+}
+
+/*
+ * Where no CPU is isolated, a container that prefers isolation at its own
+ * scope is created even though its pod requires it; one that requires it
+ * at the narrower scope is refused.
+ */
+Test(preferences, prefer_beats_a_wider_require_when_none_is_isolated)
+{
+	struct env	d;
+	char		*cause;
+
+	/* The desktop has no isolated CPU. */
+	env_open(&d, testlib_machine("desktop"), "{}");
+	cr_assert_eq(env_create(&d, "c0", "G", 1000, 1000, NULL,
+	    PREFER "/container.c0=true;" REQUIRE "/pod=true", NULL), 0, "%s",
+	    d.cause);
+	cr_assert_neq(env_create(&d, "c1", "G", 1000, 1000, NULL,
+	    PREFER "/pod=true;" REQUIRE "/container.c1=true", NULL), 0);
+	cause = d.cause;
+	cr_assert_not_null(strstr(cause, "isolated"), "%s", cause);
+	env_close(&d);
+}
