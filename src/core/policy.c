@@ -330,16 +330,37 @@ pool_level(const struct pool *p)
 	return (UB_SYSTEM);
 }
 
-/* The configured level for unlimited burstable containers, snapped to a
- * level the tree has: the nearest shallower one, else the nearest deeper. */
+/*
+ * The level of unlimited burstable containers: the container's
+ * unlimited-burstable annotation (by scope), else the config's; a level
+ * deeper than the tree knows (l2cache, core, thread) counts as its
+ * deepest; one that is none of these is the config's, as in Go.
+ */
 static int
-burstable_level(const struct policy *P)
+burstable_want(const struct policy *P, const struct cspec *c)
+{
+	static const char *const names[] = { "system", "package", "die",
+	    "numa", "l3cache", "l2cache", "core", "thread" };
+	const char	*v = request_annotation(c, "unlimited-burstable");
+	int		 i;
+
+	for (i = 0; v != NULL && i < (int)(sizeof names / sizeof names[0]);
+	    i++)
+		if (strcmp(v, names[i]) == 0)
+			return (i > UB_L3CACHE ? UB_L3CACHE : i);
+	return (P->cfg->unlimited_burstable);
+}
+
+/* That level snapped to a level the tree has: the nearest shallower one,
+ * else the nearest deeper (findExistingTopologyLevel). */
+static int
+burstable_level(const struct policy *P, const struct cspec *c)
 {
 	int	have[UB_L3CACHE + 1] = { 0 }, want, i;
 
 	for (i = 0; i < pool_tree_count(P->tree); i++)
 		have[pool_level(pool_tree_get(P->tree, i))] = 1;
-	want = P->cfg->unlimited_burstable;
+	want = burstable_want(P, c);
 	for (i = want; i >= UB_SYSTEM; i--)
 		if (have[i])
 			return (i);
@@ -563,7 +584,7 @@ policy_allocate_container(struct policy *P, struct grant *g,
 	sc.P = P;
 	sc.r = &r;
 	sc.spec = &g->spec;
-	sc.target = burstable_level(P);
+	sc.target = burstable_level(P, &g->spec);
 	sc.scores = xcalloc((size_t)pool_tree_count(P->tree),
 	    sizeof *sc.scores);
 	score_pools(&sc);

@@ -145,3 +145,59 @@ Test(preferences, prefer_beats_a_wider_require_when_none_is_isolated)
 	cr_assert_not_null(strstr(cause, "isolated"), "%s", cause);
 	env_close(&d);
 }
+
+/*
+ * unlimited-burstable by container, as the Go e2e test
+ * n4c16/test14-burstable annotates it: numa gives one NUMA node, system
+ * all four, die (n4c16 has none) the next level up, a package of two;
+ * without it, the config's package. Burstable, 2 CPUs, no limit.
+ */
+#define N4C16	"packages=2,nodes=2,cores=2,threads=2,numbering=adjacent,mem=2G"
+#define UB	"unlimited-burstable.resource-policy.nri.io"
+
+static int
+nodes_of(struct env *d, const char *id, const char *annotations)
+{
+	cr_assert_eq(env_create(d, id, "BU", 2000, -1, NULL, annotations,
+	    NULL), 0, "%s: %s", id, d->cause);
+	return (cpuset_count(&d->fx.self.mems));
+}
+
+Test(preferences, unlimited_burstable_by_container)
+{
+	struct env	d;
+
+	env_open(&d, testlib_topology(testlib_mksysfs(N4C16)),
+	    "{\"reservedResources\":{\"cpu\":\"750m\"}}");
+	cr_assert_eq(nodes_of(&d, "pod6c0", UB "/container.pod6c0=numa"), 1);
+	cr_assert_eq(nodes_of(&d, "pod6c1", UB "/container.pod6c1=system"), 4);
+	cr_assert_eq(nodes_of(&d, "pod7c0", UB "/container.pod7c0=numa"), 1);
+	cr_assert_eq(nodes_of(&d, "pod7c1", UB "/container.pod7c1=die"), 2);
+	/* Pod scope, unscoped, and the config's default. */
+	cr_assert_eq(nodes_of(&d, "p8", UB "/pod=numa"), 1);
+	cr_assert_eq(nodes_of(&d, "p9", UB "=system"), 4);
+	cr_assert_eq(nodes_of(&d, "p10", NULL), 2);
+	env_close(&d);
+}
+
+Test(preferences, unlimited_burstable_odd_levels)
+{
+	struct env	d;
+
+	env_open(&d, testlib_topology(testlib_mksysfs(N4C16)), "{}");
+	/* Deeper than the tree: its deepest; not a level: the config's. */
+	cr_assert_eq(nodes_of(&d, "p11", UB "=core"), 1);
+	cr_assert_eq(nodes_of(&d, "p12", UB "=wat"), 2);
+	env_close(&d);
+}
+
+Test(preferences, unlimited_burstable_config_numa)
+{
+	struct env	d;
+
+	env_open(&d, testlib_topology(testlib_mksysfs(N4C16)),
+	    "{\"unlimitedBurstable\":\"numa\"}");
+	cr_assert_eq(nodes_of(&d, "a", NULL), 1);
+	cr_assert_eq(nodes_of(&d, "b", UB "/container.b=package"), 2);
+	env_close(&d);
+}
