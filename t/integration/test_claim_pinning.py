@@ -291,9 +291,9 @@ def test_resources_sh_contents():
         # Removed with the container, by RemoveContainer or with its pod.
         rt.stop_container(ex)
         rt.remove_container(ex)
-        assert env.gone(env.resources_path(ex))
+        assert env.gone(os.path.dirname(env.resources_path(ex)))
         rt.remove_pod(rt.containers[iso].pod_sandbox_id)
-        assert env.gone(env.resources_path(iso))
+        assert env.gone(os.path.dirname(env.resources_path(iso)))
         assert sorted(os.listdir(os.path.join(env.d.state_dir,
                                               "containers"))) == \
             sorted([mix, be])
