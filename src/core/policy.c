@@ -688,10 +688,11 @@ policy_pin(const struct policy *P, const struct grant *g, struct pinning *pin)
 		    cpuset_count(&g->exclusive));
 		return;
 	}
-	if (g->type == CPU_PRESERVE || p == NULL)
+	if (p == NULL)
 		return;
 
-	if (P->cfg->pin_cpu) {
+	/* Preserved CPUs are left as they are; memory may still be pinned. */
+	if (P->cfg->pin_cpu && g->type != CPU_PRESERVE) {
 		pin->pin_cpus = 1;
 		if (g->type == CPU_RESERVED && !cpuset_empty(&p->reserved))
 			cpuset_copy(&pin->cpus, &p->reserved);
@@ -711,7 +712,7 @@ policy_pin(const struct policy *P, const struct grant *g, struct pinning *pin)
 		milli = g->portion + 1000LL * cpuset_count(&g->exclusive);
 		pin->shares = milli_to_shares(milli);
 	}
-	if (P->cfg->pin_memory) {
+	if (P->cfg->pin_memory && !g->req.mem_preserve) {
 		pin->pin_mems = 1;
 		if (!cpuset_empty(&p->mems_type[MEM_TYPE_DRAM]))
 			cpuset_copy(&pin->mems, &p->mems_type[MEM_TYPE_DRAM]);
@@ -1394,9 +1395,12 @@ policy_grants_json(const struct policy *P)
 	a = json_array();
 	v = policy_sorted(P->ctrs, &n);
 	for (i = 0; i < n; i++) {
+		/* What the runtime is not told is left alone: null. */
 		o = json_pack("{s:s, s:o, s:o, s:s}", "id", v[i]->key,
-		    "cpus", view_cpuset(&v[i]->applied.cpus),
-		    "mems", view_cpuset(&v[i]->applied.mems),
+		    "cpus", v[i]->applied.pin_cpus ?
+		    view_cpuset(&v[i]->applied.cpus) : json_null(),
+		    "mems", v[i]->applied.pin_mems ?
+		    view_cpuset(&v[i]->applied.mems) : json_null(),
 		    "pool", v[i]->pool ? v[i]->pool->name : "claims");
 		json_array_append_new(a, o);
 	}

@@ -48,6 +48,7 @@ struct request {
 	int		 strict_isolate;/* require them */
 	enum cpu_prio	 prio;
 	int		 hide_ht;	/* one thread per core */
+	int		 mem_preserve;	/* memory nodes left as they are */
 	int		 zero_req;	/* BestEffort or no CPU request */
 };
 

@@ -292,6 +292,12 @@ parse_bool(const char *v)
 	return (-1);
 }
 
+static int
+is_true(const char *v)
+{
+	return (v != NULL && strcmp(v, "true") == 0);
+}
+
 /* 1 true, 0 false, -1 absent or not a boolean (then the default rules). */
 static int
 bool_annotation(const struct cspec *c, const char *key)
@@ -380,6 +386,14 @@ request_from_spec(const struct policy *P, const struct cspec *c,
 	else if (c->qos == QOS_GUARANTEED && c->limit >= 0)
 		r->limit = (int)c->limit;
 
+	/* Left as the runtime set them, taking nothing: exactly "true",
+	 * as PreserveCpuResources and PreserveMemoryResources read it. */
+	r->mem_preserve = is_true(request_annotation(c, "memory.preserve"));
+	if (is_true(request_annotation(c, "cpu.preserve"))) {
+		r->type = CPU_PRESERVE;
+		r->zero_req = 1;
+		return (0);
+	}
 	reserved = bool_annotation(c, "prefer-reserved-cpus");
 	if (reserved == 1 || (reserved == -1 &&
 	    reserved_namespace(P, c->ns))) {

@@ -299,6 +299,9 @@ str(json_t *o, const char *key)
 {
 	json_t	*v = json_object_get(o, key);
 
+	/* A grant's CPUs or memory nodes the runtime is not told of. */
+	if (json_is_null(v))
+		return ("(left alone)");
 	return (json_is_string(v) ? json_string_value(v) : "?");
 }
 

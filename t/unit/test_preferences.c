@@ -201,3 +201,99 @@ Test(preferences, unlimited_burstable_config_numa)
 	cr_assert_eq(nodes_of(&d, "b", UB "/container.b=package"), 2);
 	env_close(&d);
 }
+
+/*
+ * cpu.preserve and memory.preserve (PreserveCpuResources,
+ * PreserveMemoryResources: exactly "true"): the CPUs, or the memory
+ * nodes, are left as the runtime set them, nothing is taken from any
+ * pool, and grants shows what is left alone as null. A claim's consumer
+ * is pinned to its claim all the same.
+ */
+#define CPU_PRESERVE_KEY	"cpu.preserve.resource-policy.nri.io"
+#define MEM_PRESERVE_KEY	"memory.preserve.resource-policy.nri.io"
+
+static json_t *
+grant_of(struct env *d, const char *id)
+{
+	json_t	*a = policy_grants_json(d->P), *g;
+	size_t	 i;
+
+	json_array_foreach(a, i, g)
+		if (json_is_string(json_object_get(g, "id")) &&
+		    strcmp(json_string_value(json_object_get(g, "id")), id) ==
+		    0) {
+			json_incref(g);
+			json_decref(a);
+			return (g);
+		}
+	json_decref(a);
+	cr_assert_fail("no grant of %s", id);
+	return (NULL);
+}
+
+Test(preferences, preserve)
+{
+	json_t	*g;
+	char	*cpus, kv[128];
+	int	 before = env_free_cpus(&e);
+
+	/* Its CPUs left alone, its memory pinned; nothing taken. */
+	cr_assert_eq(env_create(&e, "p", "G", 2000, 2000, NULL,
+	    CPU_PRESERVE_KEY "=true", NULL), 0, "%s", e.cause);
+	cr_assert(!e.fx.self.pin_cpus);
+	cr_assert(e.fx.self.pin_mems);
+	cr_assert_eq(env_free_cpus(&e), before);
+	g = grant_of(&e, "p");
+	cr_assert(json_is_null(json_object_get(g, "cpus")));
+	cr_assert(json_is_string(json_object_get(g, "mems")));
+	json_decref(g);
+	/* Its memory left alone, its CPUs pinned. */
+	cr_assert_eq(env_create(&e, "m", "BE", -1, -1, NULL,
+	    MEM_PRESERVE_KEY "/pod=true", NULL), 0, "%s", e.cause);
+	cr_assert(e.fx.self.pin_cpus);
+	cr_assert(!e.fx.self.pin_mems);
+	g = grant_of(&e, "m");
+	cr_assert(json_is_null(json_object_get(g, "mems")));
+	cr_assert(json_is_string(json_object_get(g, "cpus")));
+	json_decref(g);
+	/* Both. */
+	cr_assert_eq(env_create(&e, "b", "BU", 500, 1000, NULL,
+	    CPU_PRESERVE_KEY "=true;" MEM_PRESERVE_KEY "=true", NULL), 0);
+	cr_assert(!e.fx.self.pin_cpus && !e.fx.self.pin_mems);
+	cr_assert_eq(env_free_cpus(&e), before);
+	/* Go reads exactly "true". */
+	cr_assert_eq(env_create(&e, "t", "G", 1000, 1000, NULL,
+	    CPU_PRESERVE_KEY "=True", NULL), 0);
+	cr_assert(e.fx.self.pin_cpus);
+	cr_assert_eq(env_free_cpus(&e), before - 1);
+	/* A claim's consumer runs on its claim whatever it preserves. */
+	cr_assert_eq(env_claim_for(&e, "k", "cpudevnuma001=2", "c"), 0, "%s",
+	    e.cause);
+	cpus = env_claim_cpus(&e);
+	snprintf(kv, sizeof kv, "DRA_CPUSET_k=%s", cpus);
+	cr_assert_eq(env_create(&e, "c", "BE", -1, -1, NULL,
+	    CPU_PRESERVE_KEY "=true", kv), 0, "%s", e.cause);
+	cr_assert(e.fx.self.pin_cpus);
+	testlib_assert_set(&e.fx.self.cpus, cpus);
+	free(cpus);
+}
+
+/* What is preserved stays so across a restart. */
+Test(preferences, preserve_survives_a_restart)
+{
+	struct policy	*R;
+	json_t		*doc, *g;
+	char		*cause = NULL;
+
+	cr_assert_eq(env_create(&e, "p", "G", 2000, 2000, NULL,
+	    CPU_PRESERVE_KEY "=true", NULL), 0, "%s", e.cause);
+	doc = policy_save(e.P);
+	cr_assert_eq(policy_restore(e.topo, e.cfg, doc, &R, &cause), 0, "%s",
+	    cause);
+	g = policy_grants_json(R);
+	cr_assert(json_is_null(json_object_get(json_array_get(g, 0), "cpus")));
+	cr_assert(!policy_pinning(R, "p")->pin_cpus);
+	json_decref(g);
+	json_decref(doc);
+	policy_free(R);
+}
