@@ -23,7 +23,7 @@ machine judge by the CPU figures:
   sync_1000_ms                 its round trip until every one is pinned
   prepare_cpu_us, prepare_p50_us, prepare_p99_us
                                NodePrepareResources of a 1-CPU claim
-  rss_loaded_kib, rssanon_loaded_kib   with the containers and claims
+  rss_loaded_kib, rssanon_loaded_kib   with the containers
   create_be_cpu_us, create_be_p50_us, create_be_p99_us
                                CreateContainer, BestEffort
   create_g2_cpu_us, create_g2_p50_us, create_g2_p99_us
@@ -34,7 +34,12 @@ machine judge by the CPU figures:
   reload_cpu_us, reload_p50_us  a reload that changes the config
   scale_create_be_cpu_us{held=N}   BestEffort create with N containers
                                held (100, 1,000, 4,000), and
-  scale_ratio_4000_100         the 4,000 figure over the 100 one
+  scale_ratio_4000_100         the 4,000 figure over the 100 one, on
+                               machines of 400 to 2,048 CPUs
+
+On the 4,096-CPU machine only the start, the Synchronize and the memory
+are measured: the Python runtime simulator cannot keep up with the
+updates the events push there, so the figures would be its own.
 """
 
 import json
@@ -121,9 +126,17 @@ def creates(s, rt, n, qos, req, tag):
         rt.stop_container(c.id, timeout=20)
         rt.remove_container(c.id, timeout=20)
         del rt.pods[p.id]
+        caught_up(rt)
         # Its file goes after the answer, outside the next measure.
         time.sleep(0.002)
     return cpu / 1e9 / n, lat
+
+
+def caught_up(rt):
+    """The runtime has answered every update pushed to it: the Python
+    simulator is slower than the daemon, which drops a runtime that
+    leaves 64 requests unanswered."""
+    rt.wait_pushed(lambda p: len(p) == len(rt.received), timeout=30)
 
 
 def settle(s):
@@ -176,66 +189,16 @@ def bench_machine(name, root, work):
         report("sync_1000_cpu_ms", name, cpu * 1000, "ms")
         report("sync_1000_ms", name, wall * 1000, "ms")
 
-        # Claims of one CPU, spread over the nodes.
-        nodes = sorted(s.machine.nodes)
-        nclaims = min(100, len(s.machine.online) // 4)
-        claims, lat = [], []
-        settle(s)
-        c0 = cpu_ns(s.d.proc.pid)
-        for i in range(nclaims):
-            uid = str(uuid.uuid4())
-            cname = "bench-%d" % i
-            api.set_claim("default", cname, kubelet.resource_claim(
-                uid, [kubelet.result("cpudevnuma%03d" %
-                                     nodes[i % len(nodes)], 1)],
-                name=cname))
-            c = kubelet.Claim("default", cname, uid)
-            t0 = time.perf_counter()
-            got = k.prepare([c], timeout=30)
-            lat.append(time.perf_counter() - t0)
-            if got.get(uid, {}).get("error") != "":
-                raise RuntimeError("prepare failed: %r" % got)
-            claims.append(c)
-        settle(s)
-        report("prepare_cpu_us", name,
-               (cpu_ns(s.d.proc.pid) - c0) / 1e3 / nclaims, "us")
-        report_latencies("prepare", name, lat)
         report_mem(name, s.d.proc.pid, "loaded")
-
-        cpu, lat = creates(s, rt, ROUNDS, "BestEffort", 0, "be")
-        report("create_be_cpu_us", name, cpu * 1e6, "us")
-        report_latencies("create_be", name, lat)
-        cpu, lat = creates(s, rt, ROUNDS // 4, "Guaranteed", 2000, "g2")
-        report("create_g2_cpu_us", name, cpu * 1e6, "us")
-        report_latencies("create_g2", name, lat)
-
-        lat = []
-        settle(s)
-        c0 = cpu_ns(s.d.proc.pid)
-        for c in claims:
-            t0 = time.perf_counter()
-            if k.unprepare([c], timeout=30) != {c.uid: ""}:
-                raise RuntimeError("unprepare failed")
-            lat.append(time.perf_counter() - t0)
-        settle(s)
-        report("unprepare_cpu_us", name,
-               (cpu_ns(s.d.proc.pid) - c0) / 1e3 / len(claims), "us")
-        report_latencies("unprepare", name, lat)
-
-        lat = []
-        settle(s)
-        c0 = cpu_ns(s.d.proc.pid)
-        for i in range(10):
-            s.d.write_config({"colocatePods": i % 2 == 0})
-            t0 = time.perf_counter()
-            r = s.d.admin("reload")
-            lat.append(time.perf_counter() - t0)
-            if not r["ok"]:
-                raise RuntimeError("reload refused: %r" % r)
-        settle(s)
-        report("reload_cpu_us", name, (cpu_ns(s.d.proc.pid) - c0) / 1e3 / 10,
-               "us")
-        report("reload_p50_us", name, statistics.median(lat) * 1e6, "us")
+        # The Python runtime simulator falls behind the updates the
+        # events of a 4,096-CPU node push (their cpusets are long):
+        # there the event figures would be its own.
+        if len(s.machine.online) <= 2048:
+            events(s, rt, k, name, prepares(s, rt, k, api, name))
+        else:
+            print("# %s: event figures skipped: the runtime simulator "
+                  "cannot keep up with this machine's updates" % name,
+                  flush=True)
         k.close()
         s.stop()
     finally:
@@ -244,16 +207,98 @@ def bench_machine(name, root, work):
         s.d.kill()
         api.stop()
         shutil.rmtree(folder, ignore_errors=True)
+    scaling(name, root, work)
 
-    # Scaling: the cost of a BestEffort create with more held.
-    if len(s.machine.online) < 400:
-        return
+
+def prepares(s, rt, k, api, name):
+    """Claims of one CPU, spread over the nodes; [] when the runtime
+    simulator falls behind the updates they push (said so)."""
+    import kubelet
+
+    nodes = sorted(s.machine.nodes)
+    nclaims = min(100, len(s.machine.online) // 4)
+    claims, lat = [], []
+    settle(s)
+    c0 = cpu_ns(s.d.proc.pid)
+    for i in range(nclaims):
+        uid = str(uuid.uuid4())
+        cname = "bench-%d" % i
+        api.set_claim("default", cname, kubelet.resource_claim(
+            uid, [kubelet.result("cpudevnuma%03d" % nodes[i % len(nodes)],
+                                 1)], name=cname))
+        c = kubelet.Claim("default", cname, uid)
+        t0 = time.perf_counter()
+        try:
+            got = k.prepare([c], timeout=30)
+        except Exception as e:
+            print("# %s: prepares skipped, the runtime simulator fell behind "
+                  "the updates they push: %s" %
+                  (name, str(e).splitlines()[0]), flush=True)
+            return []
+        lat.append(time.perf_counter() - t0)
+        if got.get(uid, {}).get("error") != "":
+            raise RuntimeError("prepare failed: %r" % got)
+        claims.append(c)
+        caught_up(rt)
+    settle(s)
+    report("prepare_cpu_us", name,
+           (cpu_ns(s.d.proc.pid) - c0) / 1e3 / nclaims, "us")
+    report_latencies("prepare", name, lat)
+    return claims
+
+
+def events(s, rt, k, name, claims):
+    """Creates, unprepares and reloads on the loaded daemon."""
+    cpu, lat = creates(s, rt, ROUNDS, "BestEffort", 0, "be")
+    report("create_be_cpu_us", name, cpu * 1e6, "us")
+    report_latencies("create_be", name, lat)
+    cpu, lat = creates(s, rt, ROUNDS // 4, "Guaranteed", 2000, "g2")
+    report("create_g2_cpu_us", name, cpu * 1e6, "us")
+    report_latencies("create_g2", name, lat)
+
+    if claims:
+        lat = []
+        settle(s)
+        c0 = cpu_ns(s.d.proc.pid)
+        for c in claims:
+            t0 = time.perf_counter()
+            if k.unprepare([c], timeout=30) != {c.uid: ""}:
+                raise RuntimeError("unprepare failed")
+            lat.append(time.perf_counter() - t0)
+            caught_up(rt)
+        settle(s)
+        report("unprepare_cpu_us", name,
+               (cpu_ns(s.d.proc.pid) - c0) / 1e3 / len(claims), "us")
+        report_latencies("unprepare", name, lat)
+
+    lat = []
+    settle(s)
+    c0 = cpu_ns(s.d.proc.pid)
+    for i in range(10):
+        s.d.write_config({"colocatePods": i % 2 == 0})
+        t0 = time.perf_counter()
+        r = s.d.admin("reload")
+        lat.append(time.perf_counter() - t0)
+        if not r["ok"]:
+            raise RuntimeError("reload refused: %r" % r)
+    settle(s)
+    report("reload_cpu_us", name, (cpu_ns(s.d.proc.pid) - c0) / 1e3 / 10,
+           "us")
+    report("reload_p50_us", name, statistics.median(lat) * 1e6, "us")
+
+
+def scaling(name, root, work):
+    """The cost of a BestEffort create with more held."""
+    import nri_runtime
+
     figures = {}
     for held in (100, 1000, 4000):
         s = nri_runtime.Session(sysfs_root=root,
                                 folder=tempfile.mkdtemp(dir=work))
         rt = s.rt
         try:
+            if not 400 <= len(s.machine.online) <= 2048:
+                return
             s.start(serve=False)
             sync(s, rt)
             rt.drop()
