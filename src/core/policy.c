@@ -1236,6 +1236,14 @@ commit_swap(struct policy *P, struct policy *N, struct policy_effects *fx)
 	undo_end(P, &u);
 }
 
+/* A grant of exclusive CPUs of its own, carried before shared ones. */
+int
+holds_cpus(const struct grant *g)
+{
+	return (g->kind == GRANT_CONTAINER && !g->fallback &&
+	    !cpuset_empty(&g->exclusive));
+}
+
 int
 policy_reconfigure(struct policy *P, const struct config *cfg,
     struct policy_effects *fx, char **cause)
@@ -1243,15 +1251,17 @@ policy_reconfigure(struct policy *P, const struct config *cfg,
 	struct policy	*N;
 	struct grant	**v;
 	size_t		  i, n;
-	int		  rc;
+	int		  rc, pass;
 
 	if ((rc = policy_build(P->topo, cfg, &N, cause)) != 0)
 		return (rc);
 	if ((rc = policy_carry_claims(N, P, cause)) != 0)
 		goto fail;
 	v = policy_sorted(P->ctrs, &n);
-	for (i = 0; i < n && rc == 0; i++)
-		rc = policy_carry_container(N, v[i], fx, cause);
+	for (pass = 0; pass < 2 && rc == 0; pass++)
+		for (i = 0; i < n && rc == 0; i++)
+			if (holds_cpus(v[i]) == (pass == 0))
+				rc = policy_carry_container(N, v[i], fx, cause);
 	free(v);
 	if (rc != 0)
 		goto fail;
@@ -1271,7 +1281,7 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 	struct grant	*old, *g;
 	struct cspec	 spec;
 	char		*why = NULL;
-	int		 i, rc = 0, dropped;
+	int		 i, rc = 0, dropped, pass;
 
 	if (n < 0 || n > POLICY_MAX_CONTAINERS) {
 		xasprintf(cause, "sync: %d containers, at most %d", n,
@@ -1297,16 +1307,22 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 		return (rc);
 	if ((rc = policy_carry_claims(N, P, cause)) != 0)
 		goto fail;
-	/* Known containers keep their grants, in id order for determinism. */
-	for (i = 0; i < n; i++) {
-		if ((old = strmap_get(P->ctrs, specs[i].id)) == NULL)
-			continue;
-		if (policy_carry_container(N, old, fx, &why) != 0) {
-			policy_warn(fx, "%s", why);
-			free(why);
-			why = NULL;
+	/*
+	 * Known containers keep their grants, in the runtime's order, those
+	 * with exclusive CPUs first: shared portions were granted in what
+	 * their CPUs left, and taken first they could crowd them out.
+	 */
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++) {
+			if ((old = strmap_get(P->ctrs, specs[i].id)) == NULL ||
+			    holds_cpus(old) != (pass == 0))
+				continue;
+			if (policy_carry_container(N, old, fx, &why) != 0) {
+				policy_warn(fx, "%s", why);
+				free(why);
+				why = NULL;
+			}
 		}
-	}
 	for (i = 0; i < n; i++) {
 		if (strmap_get(N->ctrs, specs[i].id) != NULL)
 			continue;

@@ -196,6 +196,7 @@ int	policy_pin_to_claims(struct policy *, struct grant *,
 void	grant_fallback(struct policy *, struct grant *);
 int	policy_repin(struct policy *, struct grant *, struct policy_effects *,
 	    char **);
+int	holds_cpus(const struct grant *);
 int	policy_carry_container(struct policy *, const struct grant *,
 	    struct policy_effects *, char **);
 int	policy_carry_claims(struct policy *, const struct policy *, char **);

@@ -756,6 +756,16 @@ out:
 	return (rc);
 }
 
+/* Whether a saved container grant holds exclusive CPUs of its own. */
+static int
+saved_cpus(json_t *o)
+{
+	json_t	*x = json_object_get(o, "exclusive");
+
+	return (json_is_string(x) && *json_string_value(x) != '\0' &&
+	    !json_is_true(json_object_get(o, "fallback")));
+}
+
 /* One "claim:<uid>" entry, with its consumers when they were saved. */
 static int
 restore_claim(struct policy *N, const char *key, json_t *o,
@@ -825,7 +835,7 @@ policy_restore(const struct topology *t, const struct config *cfg,
 	json_error_t		 err;
 	const char		*key;
 	json_int_t		 version = 0, seq = 0;
-	int			 rc;
+	int			 rc, pass;
 
 	*out = NULL;
 	policy_effects_init(&fx);
@@ -869,22 +879,28 @@ policy_restore(const struct topology *t, const struct config *cfg,
 		if ((rc = restore_claim(N, key, o, &cpus, cause)) != 0)
 			goto fail;
 	}
-	json_object_foreach(grants, key, o) {
-		if (strncmp(key, CLAIM_KEY_PREFIX, CLAIM_KEY_PLEN) == 0)
-			continue;
-		if ((rc = request_check_id("container id", key, cause)) != 0)
-			goto fail;
-		if (!json_is_object(o)) {
-			rc = bad(cause, key, "not an object");
-			goto fail;
+	/* Then containers: those with exclusive CPUs first, as the shared
+	 * portions were granted in what those left. */
+	for (pass = 0; pass < 2; pass++)
+		json_object_foreach(grants, key, o) {
+			if (strncmp(key, CLAIM_KEY_PREFIX, CLAIM_KEY_PLEN) == 0 ||
+			    saved_cpus(o) != (pass == 0))
+				continue;
+			if ((rc = request_check_id("container id", key,
+			    cause)) != 0)
+				goto fail;
+			if (!json_is_object(o)) {
+				rc = bad(cause, key, "not an object");
+				goto fail;
+			}
+			if (strmap_count(N->ctrs) >= POLICY_MAX_CONTAINERS) {
+				rc = bad(cause, key, "too many containers");
+				goto fail;
+			}
+			if ((rc = restore_container(N, key, o, &fx,
+			    cause)) != 0)
+				goto fail;
 		}
-		if (strmap_count(N->ctrs) >= POLICY_MAX_CONTAINERS) {
-			rc = bad(cause, key, "too many containers");
-			goto fail;
-		}
-		if ((rc = restore_container(N, key, o, &fx, cause)) != 0)
-			goto fail;
-	}
 	/*
 	 * The runtime kept what we told it before the restart, which is what
 	 * the restored grants yield: take that as applied, so the next
