@@ -23,8 +23,9 @@
  * a NUL byte":
  *   -EILSEQ   a string field holds a NUL byte;
  *   -ELOOP    messages are nested deeper than PBCHECK_MAX_DEPTH;
- *   -EBADMSG  the bytes are not protobuf wire format (protobuf-c would
- *             refuse them too).
+ *   -EBADMSG  the bytes are not protobuf wire format (protobuf-c refuses
+ *             most such bytes too; a tag whose varint runs past 32 bits
+ *             it would cut short and decode, and Go's decoder refuses).
  * Fields the descriptor does not know are skipped.
  */
 int	pbcheck_strings(const ProtobufCMessageDescriptor *, const uint8_t *buf,
