@@ -155,6 +155,17 @@ Test(preferences, prefer_beats_a_wider_require_when_none_is_isolated)
 #define N4C16	"packages=2,nodes=2,cores=2,threads=2,numbering=adjacent,mem=2G"
 #define UB	"unlimited-burstable.resource-policy.nri.io"
 
+/* n4c16, made afresh (the folder's name is freed here). */
+static struct topology *
+n4c16(void)
+{
+	char		*dir = testlib_mksysfs(N4C16);
+	struct topology	*t = testlib_topology(dir);
+
+	free(dir);
+	return (t);
+}
+
 static int
 nodes_of(struct env *d, const char *id, const char *annotations)
 {
@@ -167,7 +178,7 @@ Test(preferences, unlimited_burstable_by_container)
 {
 	struct env	d;
 
-	env_open(&d, testlib_topology(testlib_mksysfs(N4C16)),
+	env_open(&d, n4c16(),
 	    "{\"reservedResources\":{\"cpu\":\"750m\"}}");
 	cr_assert_eq(nodes_of(&d, "pod6c0", UB "/container.pod6c0=numa"), 1);
 	cr_assert_eq(nodes_of(&d, "pod6c1", UB "/container.pod6c1=system"), 4);
@@ -184,7 +195,7 @@ Test(preferences, unlimited_burstable_odd_levels)
 {
 	struct env	d;
 
-	env_open(&d, testlib_topology(testlib_mksysfs(N4C16)), "{}");
+	env_open(&d, n4c16(), "{}");
 	/* Deeper than the tree: its deepest; not a level: the config's. */
 	cr_assert_eq(nodes_of(&d, "p11", UB "=core"), 1);
 	cr_assert_eq(nodes_of(&d, "p12", UB "=wat"), 2);
@@ -195,7 +206,7 @@ Test(preferences, unlimited_burstable_config_numa)
 {
 	struct env	d;
 
-	env_open(&d, testlib_topology(testlib_mksysfs(N4C16)),
+	env_open(&d, n4c16(),
 	    "{\"unlimitedBurstable\":\"numa\"}");
 	cr_assert_eq(nodes_of(&d, "a", NULL), 1);
 	cr_assert_eq(nodes_of(&d, "b", UB "/container.b=package"), 2);
