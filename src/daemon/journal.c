@@ -148,33 +148,20 @@ apply_one(uint64_t seq, const char *payload, size_t len, void *arg)
 	return (0);
 }
 
-/* Renames a damaged journal to journal.bad-<unixtime>[-N]. */
+/* Renames a damaged journal to journal.bad-<unixtime>[-N]; where it
+ * went, or NULL (said in the log). */
 static char *
 move_aside(const char *dir, const char *name)
 {
-	char	*from = path_of(dir, name), *to = NULL;
-	int	 i;
+	char	*to = NULL, *why = NULL;
 
-	for (i = 0; i < 1000; i++) {
-		free(to);
-		if (i == 0)
-			xasprintf(&to, "%s/%s%lld", dir, JOURNAL_BAD,
-			    (long long)time(NULL));
-		else
-			xasprintf(&to, "%s/%s%lld-%d", dir, JOURNAL_BAD,
-			    (long long)time(NULL), i);
-		if (access(to, F_OK) == 0)
-			continue;
-		if (rename(from, to) == 0) {
-			free(from);
-			return (to);
-		}
-		break;
+	if (statefile_move_aside_file(dir, name, JOURNAL_BAD, &to,
+	    &why) != 0) {
+		log_warnx("cannot move the damaged journal aside: %s", why);
+		free(why);
+		return (NULL);
 	}
-	log_warn("cannot move %s aside", from);
-	free(from);
-	free(to);
-	return (NULL);
+	return (to);
 }
 
 /*

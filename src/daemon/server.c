@@ -626,35 +626,26 @@ free_digests(struct server *srv)
 	srv->digests = NULL;
 }
 
-/* What resources.sh of id should hold, as its bytes. */
-static char *
-export_text(struct policy_kv *kv, int n, size_t *len)
-{
-	char	*text = xstrdup(""), *tmp;
-	int	 i;
-
-	for (i = 0; i < n; i++) {
-		xasprintf(&tmp, "%s%s=\"%s\"\n", text, kv[i].key, kv[i].value);
-		free(text);
-		text = tmp;
-	}
-	*len = strlen(text);
-	return (text);
-}
-
 static void
 export_one(struct server *srv, const char *id)
 {
 	struct policy_kv	*kv;
 	struct statefile_var	 vars[8];
 	uint64_t		*d, h;
-	char			*cause = NULL, *text, *path, *old = NULL;
+	char			*cause = NULL, *text = NULL, *path, *old = NULL;
 	size_t			 len, oldlen;
 	int			 i, n;
 
 	if (policy_export(srv->policy, id, &kv, &n) != 0)
 		return;
-	text = export_text(kv, n, &len);
+	for (i = 0; i < n && i < 8; i++) {
+		vars[i].name = kv[i].key;
+		vars[i].value = kv[i].value;
+	}
+	/* The bytes statefile would write: compared before writing. */
+	if (statefile_render_resources(id, vars, (size_t)i, &text, &len,
+	    &cause) != 0)
+		goto fail;
 	h = digest(text, len);
 	if ((d = strmap_get(srv->digests, id)) == NULL) {
 		/* Not written by this process yet: what is there? */
@@ -673,23 +664,20 @@ export_one(struct server *srv, const char *id)
 	}
 	if (d != NULL && *d == h)
 		goto out;
-	for (i = 0; i < n && i < 8; i++) {
-		vars[i].name = kv[i].key;
-		vars[i].value = kv[i].value;
-	}
-	if (statefile_write_resources(srv->opts.state_dir, id, vars,
-	    (size_t)i, &cause) != 0) {
-		log_warnx("%s", cause);
-		metrics_inc("errors", "kind", "export");
-		free(cause);
-		free(strmap_del(srv->digests, id));
-		goto out;
-	}
+	if (statefile_put_resources(srv->opts.state_dir, id, text, len,
+	    &cause) != 0)
+		goto fail;
 	if (d == NULL) {
 		d = xmalloc(sizeof *d);
 		strmap_put(srv->digests, id, d);
 	}
 	*d = h;
+	goto out;
+fail:
+	log_warnx("%s", cause);
+	metrics_inc("errors", "kind", "export");
+	free(cause);
+	free(strmap_del(srv->digests, id));
 out:
 	free(text);
 	policy_export_free(kv, n);

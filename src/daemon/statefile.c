@@ -141,17 +141,24 @@ sf_rename_noreplace(const char *from, const char *to)
 int
 statefile_move_aside(const char *dir, char **where, char **cause)
 {
+	return (statefile_move_aside_file(dir, STATEFILE_NAME, STATEFILE_BAD,
+	    where, cause));
+}
+
+int
+statefile_move_aside_file(const char *dir, const char *name,
+    const char *prefix, char **where, char **cause)
+{
 	char		*path, *bad = NULL;
 	long long	 now = (long long)time(NULL);
 	int		 i, rc;
 
-	xasprintf(&path, "%s/%s", dir, STATEFILE_NAME);
+	xasprintf(&path, "%s/%s", dir, name);
 	for (i = 0; i < STATEFILE_BAD_TRIES; i++) {
 		if (i == 0)
-			xasprintf(&bad, "%s/%s%lld", dir, STATEFILE_BAD, now);
+			xasprintf(&bad, "%s/%s%lld", dir, prefix, now);
 		else
-			xasprintf(&bad, "%s/%s%lld-%d", dir, STATEFILE_BAD,
-			    now, i);
+			xasprintf(&bad, "%s/%s%lld-%d", dir, prefix, now, i);
 		if (sf_rename_noreplace(path, bad) == 0)
 			break;
 		if (errno != EEXIST) {
@@ -164,7 +171,7 @@ statefile_move_aside(const char *dir, char **where, char **cause)
 	}
 	if (bad == NULL) {
 		rc = atomicfile_error(cause, EEXIST, "rename %s: %d names %s%lld-N "
-		    "are taken", path, STATEFILE_BAD_TRIES, STATEFILE_BAD, now);
+		    "are taken", path, STATEFILE_BAD_TRIES, prefix, now);
 		goto out;
 	}
 	/* The move is done; losing it in a crash only repeats it. */
@@ -408,16 +415,15 @@ out:
 }
 
 int
-statefile_write_resources(const char *dir, const char *id,
-    const struct statefile_var *vars, size_t nvars, char **cause)
+statefile_render_resources(const char *id, const struct statefile_var *vars,
+    size_t nvars, char **out, size_t *outlen, char **cause)
 {
 	const struct statefile_var	**sorted;
-	char				 *cdir, *idir, *data, *esc;
+	char				 *data, *esc;
 	size_t				  i, len = 0, size = 1;
 	int				  rc;
 
-	if ((rc = sf_check_id(id, cause)) != 0)
-		return (rc);
+	*out = NULL;
 	for (i = 0; i < nvars; i++) {
 		if (vars[i].name == NULL || !sf_var_name_ok(vars[i].name) ||
 		    vars[i].value == NULL || !sf_var_value_ok(vars[i].value)) {
@@ -449,7 +455,20 @@ statefile_write_resources(const char *dir, const char *id,
 		    sorted[i]->name, sorted[i]->value);
 	}
 	free(sorted);
+	*out = data;
+	*outlen = len;
+	return (0);
+}
 
+int
+statefile_put_resources(const char *dir, const char *id, const char *data,
+    size_t len, char **cause)
+{
+	char	*cdir, *idir;
+	int	 rc;
+
+	if ((rc = sf_check_id(id, cause)) != 0)
+		return (rc);
 	xasprintf(&cdir, "%s/containers", dir);
 	xasprintf(&idir, "%s/%s", cdir, id);
 	/* The folders are there but for the first write: made on a
@@ -464,6 +483,22 @@ statefile_write_resources(const char *dir, const char *id,
 	}
 	free(idir);
 	free(cdir);
+	return (rc);
+}
+
+int
+statefile_write_resources(const char *dir, const char *id,
+    const struct statefile_var *vars, size_t nvars, char **cause)
+{
+	char	*data;
+	size_t	 len;
+	int	 rc;
+
+	if ((rc = sf_check_id(id, cause)) != 0 ||
+	    (rc = statefile_render_resources(id, vars, nvars, &data, &len,
+	    cause)) != 0)
+		return (rc);
+	rc = statefile_put_resources(dir, id, data, len, cause);
 	free(data);
 	return (rc);
 }

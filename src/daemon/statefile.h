@@ -66,6 +66,9 @@ int	statefile_read(const char *dir, json_t **doc, char **cause);
  * (statefile_read does it itself). *where, if not NULL, gets the new path.
  */
 int	statefile_move_aside(const char *dir, char **where, char **cause);
+/* The same for another file of dir, moved to <prefix><unixtime>[-N]. */
+int	statefile_move_aside_file(const char *dir, const char *name,
+	    const char *prefix, char **where, char **cause);
 
 /* One line NAME="value" of resources.sh. */
 struct statefile_var {
@@ -81,6 +84,16 @@ struct statefile_var {
  */
 int	statefile_write_resources(const char *dir, const char *id,
 	    const struct statefile_var *, size_t, char **cause);
+/*
+ * statefile_write_resources in two steps: the text it would write
+ * (*out, caller frees), and writing such a text; for a caller that
+ * compares before it writes.
+ */
+int	statefile_render_resources(const char *id,
+	    const struct statefile_var *, size_t, char **out, size_t *len,
+	    char **cause);
+int	statefile_put_resources(const char *dir, const char *id,
+	    const char *data, size_t len, char **cause);
 /* Removes the file and its folder; an absent one is not an error. */
 int	statefile_remove_resources(const char *dir, const char *id,
 	    char **cause);
