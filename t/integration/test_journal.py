@@ -15,6 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
+import kubelet  # noqa: E402
 import statedoc  # noqa: E402
 from draenv import CONFIG, DraEnv  # noqa: E402
 
@@ -89,6 +90,64 @@ def test_replayed_journal_gives_the_same_grants():
         doc = statedoc.read_state(state)
         assert set(doc["grants"]) == set(held), (sorted(doc["grants"]),
                                                  sorted(held))
+
+
+def crash(env):
+    env.k.close()
+    env.d.kill()
+    env.rt.drop()
+
+
+def start_again(env):
+    env.k = kubelet.Kubelet(env.kdir)
+    env.start()
+
+
+def test_torn_and_damaged_journals():
+    """A crash that cut the last record short loses nothing acknowledged:
+    the torn record is dropped and said so. A bad record with good ones
+    after it is damage: the records before it are applied, the journal
+    moved aside, the daemon says so in status, and CDI specs of claims it
+    does not hold are kept, as the lost records may have held them."""
+    with DraEnv() as env:
+        env.start()
+        a, _, _ = env.create("a")
+        b, _, _ = env.create("b", qos="Guaranteed", request=1000)
+        crash(env)                      # no snapshot at the stop
+        journal = os.path.join(env.d.state_dir, "journal")
+        with open(journal, "ab") as f:
+            f.write(b"J 999 40 00000000\n{\"event\":")
+        start_again(env)
+        assert "never acknowledged and is dropped" in env.d.output()
+        assert {a, b} <= set(env.grants())
+        assert env.status()["journal"]["damaged"] is False
+        c, _, _ = env.create("c")
+        d, _, _ = env.create("d")
+        crash(env)
+        # A byte of a record in the middle changes: c's create.
+        with open(journal, "rb") as f:
+            data = f.read()
+        at = data.index(b'{"event":{"id":"%s"' % c.encode())
+        data = data[:at] + b"X" + data[at + 1:]
+        with open(journal, "wb") as f:
+            f.write(data)
+        stale = kubelet.cdi_path(env.cdi_dir, "lost-claim")
+        os.makedirs(env.cdi_dir, exist_ok=True)
+        with open(stale, "w") as f:
+            json.dump({"cdiVersion": "0.5.0", "kind": "x/y",
+                       "devices": []}, f)
+        start_again(env)
+        st = env.status()
+        assert st["journal"]["damaged"] is True, st
+        assert "journal is damaged" in (st["lastError"] or ""), st
+        assert "THE STATE JOURNAL IS DAMAGED" in env.d.output()
+        assert [n for n in os.listdir(env.d.state_dir)
+                if n.startswith("journal.bad-")], os.listdir(env.d.state_dir)
+        assert os.path.exists(stale), "a CDI spec was removed"
+        # What came before the damage is there; the runtime's sync
+        # brings the rest back.
+        assert {a, b, c, d} <= set(env.grants())
+        env.stop()
 
 
 if __name__ == "__main__":
