@@ -46,26 +46,6 @@ count(uint64_t seq, const char *payload, size_t len, void *arg)
 	return (0);
 }
 
-/* Empties the folder: the files, and what was moved aside. */
-static void
-tidy(const char *dir)
-{
-	DIR		*d;
-	struct dirent	*de;
-	char		 path[PATH_MAX];
-
-	if ((d = opendir(dir)) == NULL)
-		abort();
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >=
-		    (int)sizeof path || unlink(path) != 0)
-			abort();
-	}
-	closedir(d);
-}
-
 static void
 round_trip(const uint8_t *data, size_t len)
 {
@@ -170,6 +150,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 			restore(st.doc);
 		journal_start_clear(&st);
 	}
-	tidy(dir);
+	fuzz_tidy(dir);
 	return (0);
 }

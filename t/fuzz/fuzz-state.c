@@ -18,26 +18,6 @@
 #include "statefile.h"
 #include "fuzzlib.h"
 
-/* Empties the folder: the file, and what was moved aside. */
-static void
-tidy(const char *dir)
-{
-	DIR		*d;
-	struct dirent	*de;
-	char		 path[PATH_MAX];
-
-	if ((d = opendir(dir)) == NULL)
-		abort();
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >=
-		    (int)sizeof path || unlink(path) != 0)
-			abort();
-	}
-	closedir(d);
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
@@ -56,10 +36,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		if (doc != NULL || cause == NULL)
 			abort();
 		free(cause);
-		tidy(dir);
+		fuzz_tidy(dir);
 		return (0);
 	}
-	tidy(dir);
+	fuzz_tidy(dir);
 	if (doc == NULL)
 		abort();
 	if (policy_restore(fuzz_topology(), fuzz_config(), doc, &P,

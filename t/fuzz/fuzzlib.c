@@ -202,3 +202,24 @@ fuzz_piece(const uint8_t *data, size_t len, int i, const uint8_t **p,
 		i--;
 	}
 }
+
+/* Empties the folder: the files, and what was moved aside. */
+void
+fuzz_tidy(const char *dir)
+{
+	DIR		*d;
+	struct dirent	*de;
+	char		 path[PATH_MAX];
+
+	if ((d = opendir(dir)) == NULL)
+		abort();
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >=
+		    (int)sizeof path || unlink(path) != 0)
+			abort();
+	}
+	closedir(d);
+}
+

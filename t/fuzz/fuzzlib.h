@@ -22,6 +22,8 @@ char	*fuzz_str(const uint8_t *, size_t);
 
 /* A folder of our own, made on first use and removed at exit. */
 const char *fuzz_dir(void);
+/* Empties a folder of fuzz_dir's: its files, and what was moved aside. */
+void	fuzz_tidy(const char *dir);
 /* Writes len bytes to path (made or truncated); aborts on failure, as a
  * scratch file that cannot be written makes the run meaningless. */
 void	fuzz_write(const char *path, const void *, size_t);
