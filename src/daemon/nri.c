@@ -1085,28 +1085,26 @@ need_container(struct call *call, const NRI(Container) *ct)
 	return (1);
 }
 
-/* Creates the container and answers the runtime. */
+/* Creates the container of spec (the request's) and answers the runtime. */
 static void
-create_answer(struct call *call, NRI(CreateContainerRequest) *req)
+create_answer(struct call *call, const struct container_spec *spec)
 {
 	NRI(CreateContainerResponse)	 resp =
 	    NRI__PKG__API__V1ALPHA1__CREATE_CONTAINER_RESPONSE__INIT;
 	struct nri			*n = call->c->n;
-	struct nri_spec			 ns;
 	struct nri_adjust		 adj;
 	struct policy_effects		 fx;
 	struct acc			 a;
 	char				*cause = NULL;
 
-	nri_spec_init(&ns, req->pod, req->container);
 	policy_effects_init(&fx);
-	if (server_create(n->srv, &ns.spec, &fx, &cause) != 0) {
-		log_warnx("NRI: container %s refused: %s", ns.spec.id, cause);
+	if (server_create(n->srv, spec, &fx, &cause) != 0) {
+		log_warnx("NRI: container %s refused: %s", spec->id, cause);
 		reply_error(call, TTRPC_UNKNOWN, "%s", cause);
 		free(cause);
 		goto out;
 	}
-	table_put(n, ns.spec.id, ns.spec.pod);
+	table_put(n, spec->id, spec->pod);
 	memset(&adj, 0, sizeof adj);
 	if (fx.self.id != NULL && nri_adjust_init(&adj, &fx.self))
 		resp.adjust = &adj.adj;
@@ -1117,7 +1115,6 @@ create_answer(struct call *call, NRI(CreateContainerRequest) *req)
 	nri_adjust_clear(&adj);
 out:
 	policy_effects_clear(&fx);
-	nri_spec_clear(&ns);
 }
 
 /* The reads ended, or the time is up: the create goes ahead on what the
@@ -1127,12 +1124,16 @@ static void
 deferred_answer(struct deferred *d)
 {
 	struct call	call;
+	struct nri_spec	ns;
 
 	call.c = d->c;
 	call.stream = d->stream;
 	call.method = "CreateContainer";
-	if (!d->c->dead)
-		create_answer(&call, d->req);
+	if (!d->c->dead) {
+		nri_spec_init(&ns, d->req->pod, d->req->container);
+		create_answer(&call, &ns.spec);
+		nri_spec_clear(&ns);
+	}
 	metrics_observe("nri_request", elapsed(&d->t0));
 	deferred_free(d);
 }
@@ -1170,10 +1171,10 @@ deferred_read_cb(void *arg, struct claimcheck_wait *w)
  * claim once). The request then belongs to the deferred create.
  */
 static int
-create_defer(struct call *call, NRI(CreateContainerRequest) *req)
+create_defer(struct call *call, NRI(CreateContainerRequest) *req,
+    const struct container_spec *spec)
 {
 	struct nri	*n = call->c->n;
-	struct nri_spec	 ns;
 	struct deferred	*d;
 	struct timeval	 tv;
 	char		**uids;
@@ -1182,10 +1183,7 @@ create_defer(struct call *call, NRI(CreateContainerRequest) *req)
 	if (n->srv->claimcheck == NULL ||
 	    call->c->ndeferred >= NRI_MAX_DEFERRED)
 		return (0);
-	nri_spec_init(&ns, req->pod, req->container);
-	nu = policy_claims_unverified(n->srv->policy, &ns.spec, &uids);
-	nri_spec_clear(&ns);
-	if (nu == 0)
+	if ((nu = policy_claims_unverified(n->srv->policy, spec, &uids)) == 0)
 		return (0);
 	d = xcalloc(1, sizeof *d);
 	d->c = call->c;
@@ -1221,14 +1219,16 @@ h_create(struct call *call, ProtobufCMessage **msg)
 {
 	NRI(CreateContainerRequest)	*req =
 	    (NRI(CreateContainerRequest) *)*msg;
+	struct nri_spec			 ns;
 
 	if (!need_container(call, req->container))
 		return;
-	if (create_defer(call, req)) {
+	nri_spec_init(&ns, req->pod, req->container);
+	if (create_defer(call, req, &ns.spec))
 		*msg = NULL;
-		return;
-	}
-	create_answer(call, req);
+	else
+		create_answer(call, &ns.spec);
+	nri_spec_clear(&ns);
 }
 
 static void
