@@ -22,7 +22,6 @@
 #include "journal.h"
 #include "jrec.h"
 #include "log.h"
-#include "policy.h"
 #include "statefile.h"
 #include "fuzzlib.h"
 
@@ -70,38 +69,6 @@ round_trip(const uint8_t *data, size_t len)
 	free(rec);
 }
 
-static void
-restore(json_t *doc)
-{
-	struct policy	*P = NULL, *Q = NULL;
-	json_error_t	 err;
-	json_t		*again;
-	char		*text, *cause = NULL;
-
-	if (policy_restore(fuzz_topology(), fuzz_config(), doc, &P,
-	    &cause) != 0) {
-		if (P != NULL || cause == NULL)
-			abort();
-		free(cause);
-		return;
-	}
-	text = policy_save_text(P, NULL);
-	if ((again = json_loads(text, 0, &err)) == NULL) {
-		fprintf(stderr, "saved state is not JSON: %s\n", err.text);
-		abort();
-	}
-	if (policy_restore(fuzz_topology(), fuzz_config(), again, &Q,
-	    &cause) != 0) {
-		fprintf(stderr, "saved state does not restore: %s\n%s\n",
-		    cause, text);
-		abort();
-	}
-	json_decref(again);
-	free(text);
-	policy_free(Q);
-	policy_free(P);
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
@@ -147,7 +114,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		if (st.damaged && st.damage == NULL)
 			abort();
 		if (st.doc != NULL)
-			restore(st.doc);
+			fuzz_restore(st.doc);
 		journal_start_clear(&st);
 	}
 	fuzz_tidy(dir);

@@ -14,8 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "config.h"
 #include "cpuset.h"
+#include "policy.h"
 #include "topology.h"
 #include "fuzzlib.h"
 
@@ -223,3 +226,40 @@ fuzz_tidy(const char *dir)
 	closedir(d);
 }
 
+
+/*
+ * Reinstates doc as a start does: a refusal must say why and yield nothing;
+ * what is reinstated must save as text that reinstates again, or the next
+ * start would fail on what this one wrote.
+ */
+void
+fuzz_restore(json_t *doc)
+{
+	struct policy	*P = NULL, *Q = NULL;
+	json_error_t	 err;
+	json_t		*again;
+	char		*text, *cause = NULL;
+
+	if (policy_restore(fuzz_topology(), fuzz_config(), doc, &P,
+	    &cause) != 0) {
+		if (P != NULL || cause == NULL)
+			abort();
+		free(cause);
+		return;
+	}
+	text = policy_save_text(P, NULL);
+	if ((again = json_loads(text, 0, &err)) == NULL) {
+		fprintf(stderr, "saved state is not JSON: %s\n", err.text);
+		abort();
+	}
+	if (policy_restore(fuzz_topology(), fuzz_config(), again, &Q,
+	    &cause) != 0) {
+		fprintf(stderr, "saved state does not restore: %s\n%s\n",
+		    cause, text);
+		abort();
+	}
+	json_decref(again);
+	free(text);
+	policy_free(Q);
+	policy_free(P);
+}

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 struct topology;
 struct config;
 
@@ -32,6 +34,11 @@ void	fuzz_write(const char *path, const void *, size_t);
 const struct topology *fuzz_topology(void);
 /* The default config. */
 const struct config *fuzz_config(void);
+
+/* Reinstates a saved state (policy_restore on fuzz_topology with
+ * fuzz_config) and aborts unless a refusal says why and what is reinstated
+ * saves as text that reinstates again. The document stays the caller's. */
+void	fuzz_restore(json_t *);
 
 /* Splits the input at its NUL bytes: the i-th piece (no NUL), or an empty
  * one when there are fewer. */
