@@ -108,6 +108,18 @@ nri_msg_resources(const NRI(Container) *c)
 	return (c->linux->resources);
 }
 
+void
+nri_msg_update_cpu(const NRI(UpdateContainerRequest) *req,
+    long long *request, long long *limit)
+{
+	const NRI(LinuxResources)	*res;
+
+	res = req->linux_resources != NULL ? req->linux_resources :
+	    nri_msg_resources(req->container);
+	nri_msg_cpu(res, nri_msg_qos(req->pod, req->container, res), request,
+	    limit);
+}
+
 /* The kubelet names the QoS class in the pod's cgroup. */
 static int
 qos_of_cgroup(const char *path, int any, enum qos_class *q)

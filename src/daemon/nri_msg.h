@@ -43,6 +43,10 @@ void		nri_msg_cpu(const NRI(LinuxResources) *, enum qos_class,
 		    long long *request, long long *limit);
 /* The container's own resources, or NULL. */
 const NRI(LinuxResources) *nri_msg_resources(const NRI(Container) *);
+/* The CPU request and limit an UpdateContainer asks for: its new
+ * resources, or else the container's own, read as nri_msg_cpu does. */
+void		nri_msg_update_cpu(const NRI(UpdateContainerRequest) *,
+		    long long *request, long long *limit);
 
 /* Whether the runtime's view of a container differs from a pinning. */
 int		nri_msg_differs(const NRI(Container) *, const struct pinning *);

@@ -66,19 +66,14 @@ create(struct policy *P, const NRI(PodSandbox) *pod, const NRI(Container) *ct)
 static void
 update(struct policy *P, const NRI(UpdateContainerRequest) *req)
 {
-	const NRI(LinuxResources)	*res;
 	struct policy_effects		 fx;
-	enum qos_class			 qos;
 	long long			 request, limit;
 	char				*cause = NULL;
 
 	create(P, req->pod, req->container);
 	if (policy_pinning(P, req->container->id) == NULL)
 		return;
-	res = req->linux_resources != NULL ? req->linux_resources :
-	    nri_msg_resources(req->container);
-	qos = nri_msg_qos(req->pod, req->container, res);
-	nri_msg_cpu(res, qos, &request, &limit);
+	nri_msg_update_cpu(req, &request, &limit);
 	policy_effects_init(&fx);
 	if (policy_update(P, req->container->id, request, limit, &fx,
 	    &cause) == 0)
