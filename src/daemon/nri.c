@@ -1238,11 +1238,9 @@ h_update(struct call *call, ProtobufCMessage **msg)
 	    (NRI(UpdateContainerRequest) *)*msg;
 	NRI(UpdateContainerResponse)	 resp =
 	    NRI__PKG__API__V1ALPHA1__UPDATE_CONTAINER_RESPONSE__INIT;
-	const NRI(LinuxResources)	*res;
 	struct nri			*n = call->c->n;
 	struct policy_effects		 fx;
 	struct acc			 a;
-	enum qos_class			 qos;
 	long long			 request, limit;
 	char				*cause = NULL;
 
@@ -1254,10 +1252,7 @@ h_update(struct call *call, ProtobufCMessage **msg)
 		reply_ok(call, &resp.base);
 		return;
 	}
-	res = req->linux_resources != NULL ? req->linux_resources :
-	    nri_msg_resources(req->container);
-	qos = nri_msg_qos(req->pod, req->container, res);
-	nri_msg_cpu(res, qos, &request, &limit);
+	nri_msg_update_cpu(req, &request, &limit);
 	policy_effects_init(&fx);
 	if (server_update(n->srv, req->container->id, request, limit, &fx,
 	    &cause) != 0) {
@@ -1450,12 +1445,25 @@ out:
 	metrics_observe("nri_request", elapsed(&t0));
 }
 
+/* Answers a request refused before its method is known with an error
+ * status, and frees why; the connection lives on unless the answer
+ * could not be queued. */
+static int
+refuse_frame(struct conn *c, const struct ttrpc_frame *f, int code,
+    char *why)
+{
+	struct call	call = { .c = c, .stream = f->stream, .method = "?" };
+
+	reply_error(&call, code, "%s", why);
+	free(why);
+	return (c->dead ? -ECONNABORTED : 0);
+}
+
 /* Connection 1: the runtime's requests. */
 static int
 plugin_frame(const struct ttrpc_frame *f, void *arg)
 {
 	struct conn	*c = arg;
-	struct call	 call;
 	Ttrpc__Request	*req;
 	char		*why = NULL, *cause = NULL;
 	int		 code, rc;
@@ -1474,25 +1482,14 @@ plugin_frame(const struct ttrpc_frame *f, void *arg)
 			free(why);
 			return (-EMSGSIZE);
 		}
-		call.c = c;
-		call.stream = f->stream;
-		call.method = "?";
-		reply_error(&call, code, "%s", why);
-		free(why);
-		return (c->dead ? -ECONNABORTED : 0);
+		return (refuse_frame(c, f, code, why));
 	case TTRPC_HANDLE:
 		break;
 	}
 	/* The envelope's service and method are strings too. */
 	if ((rc = pbcheck_strings(&ttrpc__request__descriptor, f->data,
-	    f->len, &cause)) != 0 && rc != -EBADMSG) {
-		call.c = c;
-		call.stream = f->stream;
-		call.method = "?";
-		reply_error(&call, TTRPC_INVALID_ARGUMENT, "%s", cause);
-		free(cause);
-		return (c->dead ? -ECONNABORTED : 0);
-	}
+	    f->len, &cause)) != 0 && rc != -EBADMSG)
+		return (refuse_frame(c, f, TTRPC_INVALID_ARGUMENT, cause));
 	if (rc != 0 || ttrpc_request_unpack(f, &req, &cause) != 0) {
 		conn_fail(c, "nri_protocol", "%s", cause);
 		free(cause);
