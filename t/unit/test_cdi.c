@@ -31,15 +31,6 @@
 #define UID	"6f0c1e2a-0000-4c1d-9d6e-1b2c3d4e5f60"
 #define FILE_OF(uid)	DRIVER "-device_" uid ".json"
 
-static char *
-join(const char *dir, const char *name)
-{
-	char	*p;
-
-	xasprintf(&p, "%s/%s", dir, name);
-	return (p);
-}
-
 static void
 write_ok(const char *dir, const char *uid, const char *const *edits,
     size_t n)
@@ -132,7 +123,7 @@ Test(cdi, content)
 	dir = testlib_tmpdir();
 	write_ok(dir, UID, edits, 2);
 	path = cdi_path(dir, DRIVER, UID);
-	want = join(dir, FILE_OF(UID));
+	want = testlib_join(dir, FILE_OF(UID));
 	cr_assert_str_eq(path, want);
 	testlib_assert_listing(dir, FILE_OF(UID));
 	assert_spec(path, UID, edits, 2);
@@ -178,7 +169,7 @@ Test(cdi, creates_directory)
 	char		*top, *dir, *deep, *path, *cause = NULL;
 
 	top = testlib_tmpdir();
-	dir = join(top, "cdi");
+	dir = testlib_join(top, "cdi");
 	umask(077);
 	write_ok(dir, UID, edits, 1);
 	cr_assert(stat(dir, &st) == 0);
@@ -189,7 +180,7 @@ Test(cdi, creates_directory)
 	cr_assert(stat(path, &st) == 0);
 	cr_assert_eq(st.st_mode & 07777, 0644, "mode %o", st.st_mode & 07777);
 
-	deep = join(top, "missing/cdi");
+	deep = testlib_join(top, "missing/cdi");
 	cr_assert_eq(cdi_write(deep, DRIVER, UID, edits, 1, &cause), -ENOENT);
 	assert_cause(cause, deep, ENOENT);
 	testlib_assert_listing(top, "cdi");
@@ -264,7 +255,7 @@ Test(cdi, remove)
 	/* Unprepare may come twice, or for a claim never prepared here. */
 	cr_assert_eq(cdi_remove(dir, DRIVER, UID, &cause), 0, "%s", cause);
 	cr_assert_eq(cdi_remove(dir, DRIVER, "never", &cause), 0, "%s", cause);
-	gone = join(dir, "gone");
+	gone = testlib_join(dir, "gone");
 	cr_assert_eq(cdi_remove(gone, DRIVER, UID, &cause), 0, "%s", cause);
 	cr_assert_null(cause);
 	testlib_assert_listing(dir, FILE_OF("u2"));
@@ -436,7 +427,7 @@ Test(cdi, file_where_the_directory_should_be)
 	char	*dir, *file, *cause = NULL, *content;
 
 	dir = testlib_tmpdir();
-	file = join(dir, "cdi");
+	file = testlib_join(dir, "cdi");
 	testlib_write(file, "x", 1);
 	cr_assert_eq(cdi_write(file, DRIVER, UID, edits, 1, &cause),
 	    -ENOTDIR);

@@ -19,16 +19,6 @@
 
 #include "readfile.h"
 #include "testlib.h"
-#include "xmalloc.h"
-
-static char *
-join(const char *dir, const char *name)
-{
-	char	*p;
-
-	xasprintf(&p, "%s/%s", dir, name);
-	return (p);
-}
 
 /* Reading path must fail with rc and a cause holding each of want[]. */
 static void
@@ -58,7 +48,7 @@ Test(readfile, regular_file_whole)
 	int	 rc;
 
 	dir = testlib_tmpdir();
-	path = join(dir, "config.json");
+	path = testlib_join(dir, "config.json");
 	testlib_write(path, "{\"a\": 1}\n", 9);
 	rc = readfile(path, "config", 1024, &buf, &len, &cause);
 	cr_assert_eq(rc, 0, "%s", cause ? cause : "");
@@ -90,7 +80,7 @@ Test(readfile, binary_content_counted_by_len)
 	size_t	 len = 0;
 
 	dir = testlib_tmpdir();
-	path = join(dir, "blob");
+	path = testlib_join(dir, "blob");
 	testlib_write(path, "a\0b", 3);
 	cr_assert_eq(readfile(path, NULL, 16, &buf, &len, &cause), 0);
 	cr_assert_eq(len, 3);
@@ -108,7 +98,7 @@ Test(readfile, fifo_refused_without_blocking, .timeout = 10)
 	char		*dir, *path;
 
 	dir = testlib_tmpdir();
-	path = join(dir, "config.json");
+	path = testlib_join(dir, "config.json");
 	cr_assert(mkfifo(path, 0600) == 0);
 	want[2] = path;
 	refused(path, "config", 1024, -EINVAL, want);
@@ -122,8 +112,8 @@ Test(readfile, symlink_to_fifo_refused, .timeout = 10)
 	char		*dir, *fifo, *link;
 
 	dir = testlib_tmpdir();
-	fifo = join(dir, "pipe");
-	link = join(dir, "config.json");
+	fifo = testlib_join(dir, "pipe");
+	link = testlib_join(dir, "config.json");
 	cr_assert(mkfifo(fifo, 0600) == 0);
 	cr_assert(symlink("pipe", link) == 0);
 	want[1] = link;
@@ -140,7 +130,7 @@ Test(readfile, directory_refused)
 	char		*dir, *path;
 
 	dir = testlib_tmpdir();
-	path = join(dir, "state.json");
+	path = testlib_join(dir, "state.json");
 	cr_assert(mkdir(path, 0700) == 0);
 	want[2] = path;
 	refused(path, "state file", 1024, -EISDIR, want);
@@ -162,7 +152,7 @@ Test(readfile, too_large_refused)
 	char		*dir, *path;
 
 	dir = testlib_tmpdir();
-	path = join(dir, "kubeconfig");
+	path = testlib_join(dir, "kubeconfig");
 	testlib_write(path, "123456789", 9);
 	want[2] = path;
 	refused(path, "kubeconfig", 8, -EFBIG, want);
@@ -203,14 +193,14 @@ Test(readfile, missing_file)
 	char		*dir, *path, *deep;
 
 	dir = testlib_tmpdir();
-	path = join(dir, "absent.json");
+	path = testlib_join(dir, "absent.json");
 	want[1] = path;
 	want[2] = strerror(ENOENT);
 	refused(path, "config", 1024, -ENOENT, want);
 
 	/* A file standing where a folder should be. */
 	testlib_write(path, "x", 1);
-	deep = join(path, "config.json");
+	deep = testlib_join(path, "config.json");
 	want[1] = deep;
 	want[2] = strerror(ENOTDIR);
 	refused(deep, "config", 1024, -ENOTDIR, want);
@@ -227,15 +217,15 @@ Test(readfile, symlink_to_regular_file)
 
 	/* A ConfigMap volume: the name is a symlink through ..data. */
 	dir = testlib_tmpdir();
-	target = join(dir, "..2026_01_01");
+	target = testlib_join(dir, "..2026_01_01");
 	cr_assert(mkdir(target, 0700) == 0);
 	free(target);
-	target = join(dir, "..2026_01_01/config.json");
+	target = testlib_join(dir, "..2026_01_01/config.json");
 	testlib_write(target, "{}", 2);
-	link = join(dir, "..data");
+	link = testlib_join(dir, "..data");
 	cr_assert(symlink("..2026_01_01", link) == 0);
 	free(link);
-	link = join(dir, "config.json");
+	link = testlib_join(dir, "config.json");
 	cr_assert(symlink("..data/config.json", link) == 0);
 	rc = readfile(link, "config", 1024, &buf, &len, &cause);
 	cr_assert_eq(rc, 0, "%s", cause ? cause : "");
@@ -252,7 +242,7 @@ Test(readfile, cause_without_a_name_starts_with_the_path)
 	char	*dir, *path, *buf = NULL, *cause = NULL;
 
 	dir = testlib_tmpdir();
-	path = join(dir, "cpulist");
+	path = testlib_join(dir, "cpulist");
 	cr_assert(mkdir(path, 0700) == 0);
 	cr_assert_eq(readfile(path, NULL, 16, &buf, NULL, &cause), -EISDIR);
 	cr_assert(strncmp(cause, path, strlen(path)) == 0, "%s", cause);

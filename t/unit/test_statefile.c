@@ -29,15 +29,6 @@
 #include "testlib.h"
 #include "xmalloc.h"
 
-static char *
-join(const char *dir, const char *name)
-{
-	char	*p;
-
-	xasprintf(&p, "%s/%s", dir, name);
-	return (p);
-}
-
 /* A saved-state document as R-STATE-1 describes it. */
 static json_t *
 state_doc(const char *id, const char *cpus)
@@ -97,7 +88,7 @@ Test(statefile, round_trip)
 	assert_reads(dir, b);
 	testlib_assert_listing(dir, "state.json");
 
-	path = join(dir, "state.json");
+	path = testlib_join(dir, "state.json");
 	cr_assert(stat(path, &st) == 0);
 	cr_assert_eq(st.st_mode & 07777, 0600);
 	json_decref(a);
@@ -132,7 +123,7 @@ Test(statefile, crash_leaves_old_state)
 	a = state_doc("c1", "0-3");
 	b = state_doc("c2", "6");
 	write_ok(dir, a);
-	tmp = join(dir, STATEFILE_TMP);
+	tmp = testlib_join(dir, STATEFILE_TMP);
 	testlib_write(tmp, partial, sizeof partial - 1);
 
 	assert_reads(dir, a);
@@ -187,7 +178,7 @@ read_bad(const char *dir, const char *what, const char *content,
 	kept = testlib_read(bad, &keptlen);
 	cr_assert_eq(keptlen, len);
 	cr_assert(memcmp(kept, content, len) == 0);
-	p = join(dir, "state.json");
+	p = testlib_join(dir, "state.json");
 	cr_assert(!testlib_exists(p), "state.json is still there");
 	cr_assert_eq(statefile_read(dir, &doc, &cause), 0);
 	cr_assert_null(doc);
@@ -205,7 +196,7 @@ bad_content(const char *what, const char *content, size_t len)
 	char	*dir, *path, *name;
 
 	dir = testlib_tmpdir();
-	path = join(dir, "state.json");
+	path = testlib_join(dir, "state.json");
 	testlib_write(path, content, len);
 	name = read_bad(dir, what, content, len);
 	free(name);
@@ -249,7 +240,7 @@ Test(statefile, truncated_moved_aside)
 	dir = testlib_tmpdir();
 	doc = state_doc("c1", "0-3");
 	write_ok(dir, doc);
-	path = join(dir, "state.json");
+	path = testlib_join(dir, "state.json");
 	full = testlib_read(path, &len);
 	cr_assert_gt(len, 10);
 	cr_assert(truncate(path, (off_t)(len / 2)) == 0);
@@ -272,7 +263,7 @@ Test(statefile, oversized_moved_aside)
 	int	 fd;
 
 	dir = testlib_tmpdir();
-	path = join(dir, "state.json");
+	path = testlib_join(dir, "state.json");
 	fd = open(path, O_WRONLY | O_CREAT, 0600);
 	cr_assert(fd != -1);
 	/* Sparse: costs no disk. */
@@ -293,7 +284,7 @@ Test(statefile, not_a_regular_file_moved_aside)
 	json_t	*doc = NULL;
 
 	dir = testlib_tmpdir();
-	path = join(dir, "state.json");
+	path = testlib_join(dir, "state.json");
 	cr_assert(mkfifo(path, 0600) == 0);
 	cr_assert_eq(statefile_read(dir, &doc, &cause), -EBADMSG);
 	cr_assert_not_null(strstr(cause, "not a regular file"), "%s", cause);
@@ -321,7 +312,7 @@ Test(statefile, bad_names_never_collide)
 		free(content);
 		free(name);
 	}
-	path = join(dir, "state.json");
+	path = testlib_join(dir, "state.json");
 	prev = NULL;
 	for (i = 0; i < 3; i++) {
 		xasprintf(&content, "corrupt %d", i);
@@ -375,7 +366,7 @@ Test(statefile, failed_write_keeps_old_state)
 	cr_assert_eq(statefile_write(dir, big, &cause), -EFBIG);
 	cr_assert_not_null(cause);
 	cr_assert_not_null(strstr(cause, strerror(EFBIG)), "%s", cause);
-	want = join(dir, STATEFILE_TMP);
+	want = testlib_join(dir, STATEFILE_TMP);
 	cr_assert_not_null(strstr(cause, want), "%s", cause);
 	assert_reads(dir, a);
 	testlib_assert_listing(dir, "state.json");
@@ -393,7 +384,7 @@ Test(statefile, file_where_the_directory_should_be)
 	char	*dir, *file, *cause = NULL, *content;
 
 	dir = testlib_tmpdir();
-	file = join(dir, "var-lib-topoaware");
+	file = testlib_join(dir, "var-lib-topoaware");
 	testlib_write(file, "x", 1);
 	doc = state_doc("c1", "0-3");
 
@@ -428,7 +419,7 @@ Test(statefile, write_into_missing_directory)
 	char	*dir, *missing, *cause = NULL;
 
 	dir = testlib_tmpdir();
-	missing = join(dir, "absent");
+	missing = testlib_join(dir, "absent");
 	doc = state_doc("c1", "0-3");
 	cr_assert_eq(statefile_write(missing, doc, &cause), -ENOENT);
 	cr_assert_not_null(strstr(cause, missing), "%s", cause);
@@ -457,7 +448,7 @@ Test(statefile, directory_checks)
 	char		*dir, *state, *cause = NULL, *deep;
 
 	dir = testlib_tmpdir();
-	state = join(dir, "state");
+	state = testlib_join(dir, "state");
 	cr_assert_eq(statefile_check_dir(state, &cause), 0, "%s",
 	    cause ? cause : "");
 	cr_assert(stat(state, &st) == 0 && S_ISDIR(st.st_mode));
@@ -478,7 +469,7 @@ Test(statefile, directory_checks)
 	cr_assert(chown(state, 1234, 1234) == 0);
 	check_dir_refused(state, "uid 1234");
 
-	deep = join(dir, "no/such/parent");
+	deep = testlib_join(dir, "no/such/parent");
 	cr_assert_eq(statefile_check_dir(deep, &cause), -ENOENT);
 	cr_assert_not_null(strstr(cause, deep), "%s", cause);
 	free(cause);
@@ -506,7 +497,7 @@ Test(statefile, resources_sh)
 	cr_assert_eq(statefile_write_resources(dir, id, vars, 3, &cause), 0,
 	    "%s", cause ? cause : "");
 	xasprintf(&cdir, "%s/containers/%s", dir, id);
-	file = join(cdir, "resources.sh");
+	file = testlib_join(cdir, "resources.sh");
 	got = testlib_read(file, NULL);
 	cr_assert_str_eq(got, "ALL_MEMS=\"0\"\nEXCLUSIVE_CPUS=\"4-5\"\n"
 	    "SHARED_CPUS=\"1-3\"\n");
@@ -603,7 +594,7 @@ Test(statefile, write_text_is_the_same_file)
 	other = testlib_tmpdir();
 	cr_assert_eq(statefile_write_text(dir, text, strlen(text), &cause), 0,
 	    "%s", cause);
-	path = join(dir, "state.json");
+	path = testlib_join(dir, "state.json");
 	a = testlib_read(path, &alen);
 	cr_assert_eq(alen, strlen(text) + 1);
 	cr_assert_eq(memcmp(a, text, strlen(text)), 0);
@@ -616,7 +607,7 @@ Test(statefile, write_text_is_the_same_file)
 	/* statefile_write of the parsed text writes the same bytes. */
 	write_ok(other, doc);
 	free(path);
-	path = join(other, "state.json");
+	path = testlib_join(other, "state.json");
 	b = testlib_read(path, &blen);
 	cr_assert_eq(alen, blen);
 	cr_assert_eq(memcmp(a, b, alen), 0, "%s / %s", a, b);
@@ -626,7 +617,7 @@ Test(statefile, write_text_is_the_same_file)
 	cr_assert_eq(statefile_write_text(dir, b, blen, &cause), 0, "%s",
 	    cause);
 	free(path);
-	path = join(dir, "state.json");
+	path = testlib_join(dir, "state.json");
 	a = testlib_read(path, &alen);
 	cr_assert_eq(alen, blen);
 	cr_assert_eq(memcmp(a, b, alen), 0);
@@ -677,14 +668,14 @@ Test(statefile, write_text_errors)
 	size_t		 n;
 
 	dir = testlib_tmpdir();
-	file = join(dir, "plain");
+	file = testlib_join(dir, "plain");
 	testlib_write(file, "x", 1);
 	cr_assert_eq(statefile_write_text(file, "{\"version\":2}", 13,
 	    &cause), -ENOTDIR);
 	cr_assert_not_null(strstr(cause, file), "%s", cause);
 	free(cause);
 	cause = NULL;
-	missing = join(dir, "absent");
+	missing = testlib_join(dir, "absent");
 	cr_assert_eq(statefile_write_text(missing, "{\"version\":2}", 13,
 	    &cause), -ENOENT);
 	cr_assert_not_null(strstr(cause, missing), "%s", cause);
@@ -706,7 +697,7 @@ Test(statefile, write_text_errors)
 	rl.rlim_cur = 4096;
 	cr_assert(setrlimit(RLIMIT_FSIZE, &rl) == 0);
 	cr_assert_eq(statefile_write_text(dir, big, n, &cause), -EFBIG);
-	want = join(dir, STATEFILE_TMP);
+	want = testlib_join(dir, STATEFILE_TMP);
 	cr_assert_not_null(strstr(cause, want), "%s", cause);
 	assert_reads(dir, a);
 	testlib_assert_listing(dir, "state.json");

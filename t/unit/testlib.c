@@ -137,6 +137,15 @@ testlib_write(const char *path, const void *data, size_t len)
 	cr_assert(fclose(f) == 0);
 }
 
+char *
+testlib_join(const char *dir, const char *name)
+{
+	char	*p;
+
+	xasprintf(&p, "%s/%s", dir, name);
+	return (p);
+}
+
 int
 testlib_exists(const char *path)
 {

@@ -26,6 +26,8 @@ struct cpuset		*testlib_set(const char *);
 /* Asserts that a set prints as the expected list form. */
 void			 testlib_assert_set(const struct cpuset *, const char *);
 
+/* dir/name (caller frees). */
+char			*testlib_join(const char *dir, const char *name);
 /* Files: the content of one (caller frees; *len its size, may be NULL),
  * writing one whole, whether a path exists (lstat), and a folder's names
  * sorted and joined by spaces (caller frees). Each fails the test on error. */
