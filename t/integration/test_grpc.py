@@ -128,23 +128,11 @@ def request_headers(stream, path):
 
 def read_frames_until_data(s, stream):
     """Frames from the server until a DATA frame on stream; its payload."""
-    buf = b""
-    while True:
-        while len(buf) >= 9:
-            n = int.from_bytes(buf[:3], "big")
-            if len(buf) < 9 + n:
-                break
-            ftype = buf[3]
-            sid = int.from_bytes(buf[5:9], "big") & 0x7fffffff
-            payload = buf[9:9 + n]
-            buf = buf[9 + n:]
-            if ftype == 0 and sid == stream:
-                return payload
-        chunk = s.recv(65536)
-        if not chunk:
-            raise AssertionError("closed before DATA on stream %d" % stream)
-        buf += chunk
-
+    f = rawh2.until_frame(s, lambda t, fl, sid, p: t == 0 and sid == stream,
+                          time.monotonic() + 10)
+    if f is None:
+        raise AssertionError("closed before DATA on stream %d" % stream)
+    return f[3]
 
 
 def get_info(ch):

@@ -260,28 +260,7 @@ def test_admin_request_at_eof_answered():
 def h2_frames(s, want, deadline):
     """Reads frames until want(ftype, flags, stream, payload) is true for
     one; False if the server closes first."""
-    buf = b""
-    while True:
-        while len(buf) >= 9:
-            n = int.from_bytes(buf[:3], "big")
-            if len(buf) < 9 + n:
-                break
-            ftype, flags = buf[3], buf[4]
-            sid = int.from_bytes(buf[5:9], "big") & 0x7fffffff
-            payload = buf[9:9 + n]
-            buf = buf[9 + n:]
-            if want(ftype, flags, sid, payload):
-                return True
-        left = deadline - time.monotonic()
-        assert left > 0, "no such frame in time"
-        s.settimeout(left)
-        try:
-            chunk = s.recv(65536)
-        except ConnectionResetError:
-            return False
-        if not chunk:
-            return False
-        buf += chunk
+    return rawh2.until_frame(s, want, deadline) is not None
 
 
 def h2_open(path):
