@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memzone.h"
 #include "policy_priv.h"
 #include "view.h"
 #include "xmalloc.h"
@@ -74,6 +75,7 @@ policy_effects_clear(struct policy_effects *fx)
 	int	i;
 
 	pinning_clear(&fx->self);
+	free(fx->self_pool);
 	for (i = 0; i < fx->nupdates; i++)
 		pinning_clear(&fx->updates[i]);
 	free(fx->updates);
@@ -301,7 +303,9 @@ struct score {
 	int	colocated;
 	int	prio[CPU_PRIO_COUNT];
 	double	affinity;
-	int	mems;
+	int	mems;		/* memory nodes it would offer */
+	int	mem_match;	/* and they hold every wanted type */
+	int	mem_own;	/* the pool's own nodes hold them */
 };
 
 struct scoring {
@@ -370,6 +374,26 @@ burstable_level(const struct policy *P, const struct cspec *c)
 	return (want);
 }
 
+/*
+ * The memory a pool would offer (getMemOffer, memzone.c): the offer
+ * matches when it holds every wanted type; the pool itself may lack some
+ * (HasMemoryType).
+ */
+static void
+mem_offer(const struct policy *P, const struct pool *p,
+    const struct request *r, struct score *s)
+{
+	struct cpuset	zone = CPUSET_INITIALIZER;
+	unsigned	types = r->mem_types;
+
+	memzone_offer(P->topo, p, types, &zone);
+	s->mems = cpuset_count(&zone);
+	s->mem_match = types != 0 && memzone_types(P->topo, &zone) == types;
+	s->mem_own = types != 0 && (memzone_types(P->topo, &p->mems) & types) ==
+	    types;
+	cpuset_clear(&zone);
+}
+
 static void
 score_pools(struct scoring *sc)
 {
@@ -418,7 +442,7 @@ score_pools(struct scoring *sc)
 		p = pool_tree_get(P->tree, id);
 		s->reserved = supply_allocatable_reserved(P, p);
 		s->shared = supply_allocatable_shared(P, p);
-		s->mems = cpuset_count(&p->mems_type[MEM_TYPE_DRAM]);
+		mem_offer(P, p, r, s);
 		if (r->type == CPU_RESERVED)
 			s->reserved -= part;
 		else {
@@ -455,9 +479,15 @@ score_pools(struct scoring *sc)
 	free(aff);
 }
 
-/* < 0 when pool x is the better choice, > 0 when y is (compareScores). */
+/*
+ * < 0 when pool x is the better choice, > 0 when y is (compareScores);
+ * *rule names the rule that decided.
+ */
+#define DECIDE(name, v)	do { *rule = (name); return (v); } while (0)
+
 static int
-score_cmp(const struct scoring *sc, const struct pool *x, const struct pool *y)
+score_cmp(const struct scoring *sc, const struct pool *x, const struct pool *y,
+    const char **rule)
 {
 	const struct request	*r = sc->r;
 	const struct score	*s1 = &sc->scores[x->id], *s2 = &sc->scores[y->id];
@@ -466,90 +496,154 @@ score_cmp(const struct scoring *sc, const struct pool *x, const struct pool *y)
 	if (r->type == CPU_NORMAL) {
 		if ((s2->isolated < 0 && s1->isolated >= 0) ||
 		    (s2->shared < 0 && s1->shared >= 0))
-			return (-1);
+			DECIDE("capacity", -1);
 		if ((s1->isolated < 0 && s2->isolated >= 0) ||
 		    (s1->shared < 0 && s2->shared >= 0))
-			return (1);
+			DECIDE("capacity", 1);
 	} else if (r->type == CPU_RESERVED) {
 		if (s2->reserved < 0 && s1->reserved >= 0)
-			return (-1);
+			DECIDE("capacity", -1);
 		if (s1->reserved < 0 && s2->reserved >= 0)
-			return (1);
+			DECIDE("capacity", 1);
 	}
 	if (s1->affinity != s2->affinity)
-		return (s1->affinity > s2->affinity ? -1 : 1);
+		DECIDE("affinity", s1->affinity > s2->affinity ? -1 : 1);
+
+	/* A failed memory offer (no node) loses; then an offer of the
+	 * wanted memory types beats one that lacks some. */
+	if ((s1->mems > 0) != (s2->mems > 0))
+		DECIDE("memory offer", s1->mems > 0 ? -1 : 1);
+	if (s1->mem_match != s2->mem_match)
+		DECIDE("memory types offered", s1->mem_match ? -1 : 1);
 
 	if (sc->spec->qos == QOS_BURSTABLE) {
 		b1 = supply_allocatable_shared(sc->P, x);
 		b2 = supply_allocatable_shared(sc->P, y);
 		if (r->limit != UNLIMITED_CPU) {
 			if (b1 - r->limit >= 0 && b2 - r->limit < 0)
-				return (-1);
+				DECIDE("CPU burstability", -1);
 			if (b2 - r->limit >= 0 && b1 - r->limit < 0)
-				return (1);
+				DECIDE("CPU burstability", 1);
 		} else {
 			l1 = pool_level(x);
 			l2 = pool_level(y);
 			if (l1 == sc->target && l2 != sc->target)
-				return (-1);
+				DECIDE("burstable level", -1);
 			if (l2 == sc->target && l1 != sc->target)
-				return (1);
+				DECIDE("burstable level", 1);
 			if (l1 == sc->target && l2 == sc->target) {
 				if (b1 != b2)
-					return (b1 > b2 ? -1 : 1);
-				return (x->id - y->id);
+					DECIDE("burstable level",
+					    b1 > b2 ? -1 : 1);
+				DECIDE("burstable level, pool id",
+				    x->id - y->id);
 			}
 			if (l1 > sc->target && l2 < sc->target)
-				return (-1);
+				DECIDE("burstable level", -1);
 			if (l2 > sc->target && l1 < sc->target)
-				return (1);
-			return (x->id - y->id);
+				DECIDE("burstable level", 1);
+			DECIDE("burstable level, pool id",
+				    x->id - y->id);
 		}
 	}
+	/* The tighter offer wins (an empty one is a failed offer). */
 	if (s1->mems != s2->mems && s1->mems > 0 && s2->mems > 0)
-		return (s1->mems < s2->mems ? -1 : 1);
+		DECIDE("tighter memory offer", s1->mems < s2->mems ? -1 : 1);
+
+	/* A pool that has every wanted type itself wins. */
+	if (s1->mem_own != s2->mem_own)
+		DECIDE("memory types held", s1->mem_own ? -1 : 1);
 
 	if (r->prio == CPU_PRIO_LOW || r->prio == CPU_PRIO_HIGH) {
 		b1 = s1->prio[r->prio];
 		b2 = s2->prio[r->prio];
 		if (b1 >= 0 && b2 < 0)
-			return (-1);
+			DECIDE("CPU priority", -1);
 		if (b1 < 0 && b2 >= 0)
-			return (1);
+			DECIDE("CPU priority", 1);
 	}
 	if (x->depth != y->depth)
-		return (x->depth > y->depth ? -1 : 1);
+		DECIDE("depth", x->depth > y->depth ? -1 : 1);
 
 	if (r->type == CPU_RESERVED) {
 		b1 = s1->reserved / (s1->colocated + 1);
 		b2 = s2->reserved / (s2->colocated + 1);
 		if (b1 != b2)
-			return (b1 > b2 ? -1 : 1);
+			DECIDE("reserved capacity per container",
+			    b1 > b2 ? -1 : 1);
 	} else if (r->type == CPU_NORMAL) {
 		if (r->isolate && (s1->isolated > 0 || s2->isolated > 0)) {
 			if (s1->isolated != s2->isolated)
-				return (s1->isolated > s2->isolated ? -1 : 1);
-			return (x->id - y->id);
+				DECIDE("isolated capacity",
+				    s1->isolated > s2->isolated ? -1 : 1);
+			DECIDE("isolated capacity, pool id",
+			    x->id - y->id);
 		}
 		if (r->prio == CPU_PRIO_NORMAL) {
 			b1 = s1->prio[CPU_PRIO_NORMAL];
 			b2 = s2->prio[CPU_PRIO_NORMAL];
 			if (b1 >= 0 && b2 < 0)
-				return (-1);
+				DECIDE("normal-priority capacity", -1);
 			if (b1 < 0 && b2 >= 0)
-				return (1);
+				DECIDE("normal-priority capacity", 1);
 		}
 		if (r->full > 0 && (s1->shared > 0 || s2->shared > 0)) {
 			if (s1->shared != s2->shared)
-				return (s1->shared > s2->shared ? -1 : 1);
-			return (x->id - y->id);
+				DECIDE("sliceable capacity",
+				    s1->shared > s2->shared ? -1 : 1);
+			DECIDE("sliceable capacity, pool id",
+			    x->id - y->id);
 		}
 		if (s1->colocated != s2->colocated)
-			return (s1->colocated < s2->colocated ? -1 : 1);
+			DECIDE("colocated containers",
+			    s1->colocated < s2->colocated ? -1 : 1);
 		if (s1->shared != s2->shared)
-			return (s1->shared > s2->shared ? -1 : 1);
+			DECIDE("shared capacity",
+			    s1->shared > s2->shared ? -1 : 1);
 	}
-	return (x->id - y->id);
+	DECIDE("pool id", x->id - y->id);
+}
+
+/*
+ * An exclusive request placed above the NUMA nodes: one warning naming,
+ * for each node, the rule by which the chosen pool beat it.
+ */
+static void
+warn_climb(const struct scoring *sc, const struct grant *g,
+    const struct pool *best, struct policy_effects *fx)
+{
+	const struct policy	*P = sc->P;
+	const struct pool	*n;
+	const char		*rule;
+	char			*msg, *tmp;
+	int			 i, nnuma = 0;
+
+	if (sc->r->full == 0 || best->kind == POOL_NUMA ||
+	    best->kind == POOL_L3 || fx == NULL)
+		return;
+	xasprintf(&msg, "container %s: %d exclusive CPU%s from %s, not from "
+	    "a NUMA node:", g->key, sc->r->full, sc->r->full > 1 ? "s" : "",
+	    best->name);
+	for (i = 0; i < pool_tree_count(P->tree); i++) {
+		n = pool_tree_get(P->tree, i);
+		if (n->kind != POOL_NUMA)
+			continue;
+		(void)score_cmp(sc, best, n, &rule);
+		if (strcmp(rule, "capacity") == 0)
+			xasprintf(&tmp, "%s%s %s: %dm sliceable, %dm asked",
+			    msg, nnuma ? ";" : "", n->name,
+			    supply_allocatable_shared(P, n),
+			    1000 * sc->r->full + sc->r->fraction);
+		else
+			xasprintf(&tmp, "%s%s %s: lost on %s", msg,
+			    nnuma ? ";" : "", n->name, rule);
+		free(msg);
+		msg = tmp;
+		nnuma++;
+	}
+	if (nnuma > 0)
+		policy_warn(fx, "%s", msg);
+	free(msg);
 }
 
 /*
@@ -559,11 +653,12 @@ score_cmp(const struct scoring *sc, const struct pool *x, const struct pool *y)
  */
 int
 policy_allocate_container(struct policy *P, struct grant *g,
-    const char *hint, char **cause)
+    const char *hint, struct policy_effects *fx, char **cause)
 {
 	struct scoring	 sc;
 	struct request	 r = g->req;
 	struct pool	*best = NULL, *p;
+	const char	*rule;
 	char		*why = NULL;
 	int		 i, rc;
 
@@ -590,15 +685,16 @@ policy_allocate_container(struct policy *P, struct grant *g,
 	score_pools(&sc);
 	for (i = 0; i < pool_tree_count(P->tree); i++) {
 		p = pool_tree_get(P->tree, i);
-		if (best == NULL || score_cmp(&sc, p, best) < 0)
+		if (best == NULL || score_cmp(&sc, p, best, &rule) < 0)
 			best = p;
 	}
-	free(sc.scores);
 	rc = supply_allocate(P, best, &r, g, &why);
 	if (rc != 0) {
 		xasprintf(cause, "container %s: %s", g->key, why);
 		free(why);
-	}
+	} else
+		warn_climb(&sc, g, best, fx);
+	free(sc.scores);
 	return (rc);
 }
 
@@ -751,8 +847,12 @@ policy_refresh(struct policy *P, const char *self, int all,
 		policy_pin(P, g, &g->applied);
 		g->applied_gen = g->pool ? supply_path_gen(P, g->pool) : 0;
 		g->dirty = 0;
-		if (fx != NULL)
+		if (fx != NULL) {
 			pinning_copy(&fx->self, &g->applied);
+			free(fx->self_pool);
+			fx->self_pool = xstrdup(g->pool != NULL ?
+			    g->pool->name : "claims");
+		}
 	}
 	/* Only what may have moved, unless everything is asked for. */
 	if (all)
@@ -1027,7 +1127,7 @@ container_grant(struct policy *P, const struct cspec *spec, const char *hint,
 		return (rc);
 	}
 	if (!policy_pin_to_claims(P, g, prev, fx) &&
-	    (rc = policy_allocate_container(P, g, hint, cause)) != 0) {
+	    (rc = policy_allocate_container(P, g, hint, fx, cause)) != 0) {
 		grant_free(g);
 		return (rc);
 	}

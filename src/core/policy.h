@@ -99,6 +99,7 @@ struct pinning {
 
 struct policy_effects {
 	struct pinning	 self;		/* create/update: the container's own */
+	char		*self_pool;	/* and its pool's name, or "claims" */
 	int		 nupdates;
 	struct pinning	*updates;	/* other containers, sorted by id */
 	int		 save;		/* the state changed: save it */

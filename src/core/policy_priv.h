@@ -49,6 +49,8 @@ struct request {
 	enum cpu_prio	 prio;
 	int		 hide_ht;	/* one thread per core */
 	int		 mem_preserve;	/* memory nodes left as they are */
+	unsigned	 mem_types;	/* 1 << enum mem_type it wants; 0 when
+					   preserved (any type, none matched) */
 	int		 zero_req;	/* BestEffort or no CPU request */
 };
 
@@ -180,7 +182,7 @@ struct grant *grant_new(const char *, enum grant_kind);
 void	grant_free(struct grant *);
 void	grant_free_all(struct strmap *);
 int	policy_allocate_container(struct policy *, struct grant *,
-	    const char *, char **);
+	    const char *, struct policy_effects *, char **);
 void	policy_pin(const struct policy *, const struct grant *,
 	    struct pinning *);
 void	policy_refresh(struct policy *, const char *, int,

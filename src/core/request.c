@@ -368,6 +368,27 @@ prio_preference(const struct policy *P, const struct cspec *c)
 	return (P->cfg->default_prio);
 }
 
+/*
+ * The memory types a container's pool is scored by: Go's default (DRAM and
+ * PMEM, never HBM unasked) narrowed to the types this machine has. The
+ * memory-type annotation and the pinning by type belong to the memory
+ * accounting, which is not built yet.
+ */
+static unsigned
+default_mem_types(const struct topology *t)
+{
+	const struct topo_node	*n;
+	unsigned		 have = 0;
+	int			 i;
+
+	for (i = 0; i < topology_nnodes(t); i++) {
+		n = topology_node(t, i);
+		if (n->memory > 0)
+			have |= 1u << n->type;
+	}
+	return (have & (1u << MEM_TYPE_DRAM | 1u << MEM_TYPE_PMEM));
+}
+
 int
 request_from_spec(const struct policy *P, const struct cspec *c,
     struct request *r, char **cause)
@@ -389,6 +410,7 @@ request_from_spec(const struct policy *P, const struct cspec *c,
 	/* Left as the runtime set them, taking nothing: exactly "true",
 	 * as PreserveCpuResources and PreserveMemoryResources read it. */
 	r->mem_preserve = is_true(request_annotation(c, "memory.preserve"));
+	r->mem_types = r->mem_preserve ? 0 : default_mem_types(P->topo);
 	if (is_true(request_annotation(c, "cpu.preserve"))) {
 		r->type = CPU_PRESERVE;
 		r->zero_req = 1;

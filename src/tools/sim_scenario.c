@@ -308,6 +308,14 @@ pinning_json(json_t *o, const struct pinning *p)
 	    json_null());
 }
 
+/* The pool a created or updated container was placed in. */
+static void
+pool_json(json_t *o, const struct policy_effects *fx)
+{
+	json_object_set_new(o, "pool", fx->self_pool != NULL ?
+	    json_string(fx->self_pool) : json_null());
+}
+
 static json_t *
 updates_json(const struct policy_effects *fx)
 {
@@ -482,6 +490,7 @@ op_create(struct sim *S, json_t *o, struct line *l)
 		goto out;
 	}
 	pinning_json(l->reply, &l->fx.self);
+	pool_json(l->reply, &l->fx);
 	rc = 0;
 out:
 	spec_clear(&sp);
@@ -502,6 +511,7 @@ op_update(struct sim *S, json_t *o, struct line *l)
 	if (policy_update(S->P, id, req, lim, &l->fx, &cause) != 0)
 		return (line_cause(l, cause));
 	pinning_json(l->reply, &l->fx.self);
+	pool_json(l->reply, &l->fx);
 	return (0);
 }
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "memzone.h"
 #include "pool.h"
 #include "testlib.h"
 
@@ -172,6 +173,80 @@ Test(pool, server_memory)
 	testlib_assert_set(&root->mems, "0-5");
 	testlib_assert_set(&root->mems_type[MEM_TYPE_DRAM], "0-3");
 	testlib_assert_set(&root->mems_type[MEM_TYPE_PMEM], "4-5");
+	done(&f);
+}
+
+#define DRAM		(1u << MEM_TYPE_DRAM)
+#define PMEM		(1u << MEM_TYPE_PMEM)
+#define HBM		(1u << MEM_TYPE_HBM)
+
+static void
+assert_offer(struct fixture *f, const char *pool, unsigned types,
+    const char *want)
+{
+	struct cpuset	zone = CPUSET_INITIALIZER;
+	char		*got;
+
+	memzone_offer(f->topo, named(f, pool), types, &zone);
+	got = cpuset_format(&zone);
+	cr_assert_str_eq(got, want, "%s, types %#x: offers %s, not %s", pool,
+	    types, got, want);
+	free(got);
+	cpuset_clear(&zone);
+}
+
+/*
+ * The memory offers of the Go policy's pool scoring on server: PMEM node 4
+ * is 17 from node 0 and 28 from the others, node 5 likewise from node 2.
+ * A pool without PMEM is widened by the PMEM nodes nearest any of its own:
+ * for nodes 1 and 3 both are at 28, so both come.
+ */
+Test(pool, server_memory_offers)
+{
+	struct fixture	 f;
+	struct cpuset	*s;
+
+	build(&f, testlib_machine("server"), "3,11");
+	assert_offer(&f, "NUMA node #0", DRAM | PMEM, "0,4");
+	assert_offer(&f, "NUMA node #2", DRAM | PMEM, "2,5");
+	assert_offer(&f, "NUMA node #1", DRAM | PMEM, "1,4-5");
+	assert_offer(&f, "NUMA node #3", DRAM | PMEM, "3-5");
+	assert_offer(&f, "socket #1", DRAM | PMEM, "1,3-5");
+	assert_offer(&f, "socket #0", DRAM | PMEM, "0,2,4-5");
+	assert_offer(&f, "root", DRAM | PMEM, "0-5");
+	/* Only the wanted types stay; 0 is all the pool has. */
+	assert_offer(&f, "NUMA node #0", DRAM, "0");
+	/* Nothing to widen from: a failed offer, as libmem's. */
+	assert_offer(&f, "NUMA node #1", PMEM, "");
+	assert_offer(&f, "NUMA node #0", PMEM, "4");
+	assert_offer(&f, "NUMA node #0", 0, "0,4");
+	assert_offer(&f, "NUMA node #1", 0, "1");
+	/* A type the machine lacks widens nothing. */
+	assert_offer(&f, "NUMA node #1", DRAM | HBM, "1");
+	s = testlib_set("4");
+	cr_assert_eq(memzone_types(f.topo, s), PMEM);
+	cpuset_free(s);
+	s = testlib_set("0-5");
+	cr_assert_eq(memzone_types(f.topo, s), DRAM | PMEM);
+	cpuset_free(s);
+	done(&f);
+}
+
+/* HBM nodes (smaller than the DRAM ones) are offered only when asked:
+ * memory-only node k sits 17 from CPU node k. */
+Test(pool, hbm_offered_when_asked)
+{
+	struct fixture	 f;
+	struct topology	*t;
+
+	t = testlib_topology(testlib_mksysfs("packages=2,nodes=2,cores=2,"
+	    "threads=2,mem=4G,memnodes=4,memnodesize=1G"));
+	build(&f, t, "0");
+	assert_offer(&f, "NUMA node #1", HBM, "5");
+	assert_offer(&f, "NUMA node #1", DRAM | HBM, "1,5");
+	assert_offer(&f, "NUMA node #1", DRAM, "1");
+	/* The socket's own HBM nodes are its nodes' nearest. */
+	assert_offer(&f, "socket #1", DRAM | HBM, "2-3,6-7");
 	done(&f);
 }
 

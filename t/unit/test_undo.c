@@ -121,8 +121,9 @@ Test(undo, every_operation)
 	struct claim_result	 r = { "cpudevnuma002", "3" };
 	struct config		*cfg;
 	char			*cause = NULL;
+	/* CPUs of nodes 0 and 2: never those of c1, a claim on node 1. */
 	static const char	 other[] =
-	    "{\"reservedResources\":{\"cpu\":\"cpuset:0-1\"}}";
+	    "{\"reservedResources\":{\"cpu\":\"cpuset:0,2\"}}";
 
 	populate();
 	UNDONE("create", env_create(&e, "new", "G", 3000, 3000, NULL, NULL,
