@@ -196,19 +196,16 @@ grant_free(struct grant *g)
 	free(g);
 }
 
+static void
+grant_free_value(void *g)
+{
+	grant_free(g);
+}
+
 void
 grant_free_all(struct strmap *m)
 {
-	void	**v;
-	size_t	  i, n;
-
-	if (m == NULL)
-		return;
-	v = strmap_values(m, &n);
-	for (i = 0; i < n; i++)
-		grant_free(v[i]);
-	free(v);
-	strmap_free(m);
+	strmap_free_all(m, grant_free_value);
 }
 
 static int
@@ -1574,6 +1571,15 @@ export_add(struct policy_kv *kv, int *n, const char *key,
 	(*n)++;
 }
 
+/* ALL_MEMS of a pool: its DRAM nodes, else all its nodes. */
+static void
+export_mems(const struct pool *p, struct cpuset *mems)
+{
+	cpuset_copy(mems, &p->mems_type[MEM_TYPE_DRAM]);
+	if (cpuset_empty(mems))
+		cpuset_copy(mems, &p->mems);
+}
+
 int
 policy_export(const struct policy *P, const char *id, struct policy_kv **out,
     int *nout)
@@ -1596,9 +1602,7 @@ policy_export(const struct policy *P, const char *id, struct policy_kv **out,
 		if (g->pool != NULL) {
 			cpuset_copy(&iso, &g->exclusive);
 			cpuset_and(&iso, &g->pool->isolated);
-			cpuset_copy(&mems, &g->pool->mems_type[MEM_TYPE_DRAM]);
-			if (cpuset_empty(&mems))
-				cpuset_copy(&mems, &g->pool->mems);
+			export_mems(g->pool, &mems);
 			if (g->type == CPU_NORMAL && (g->portion > 0 ||
 			    cpuset_empty(&g->exclusive)))
 				supply_shared_cpus(P, g->pool, &shared);
@@ -1613,6 +1617,39 @@ policy_export(const struct policy *P, const char *id, struct policy_kv **out,
 	}
 	cpuset_clear(&iso);
 	cpuset_clear(&excl);
+	cpuset_clear(&shared);
+	cpuset_clear(&mems);
+	*out = kv;
+	*nout = n;
+	return (0);
+}
+
+const struct pool *
+policy_export_shared_pool(const struct policy *P, const char *id)
+{
+	const struct grant	*g = strmap_get(P->ctrs, id);
+
+	if (g == NULL || g->kind != GRANT_CONTAINER || g->pool == NULL ||
+	    g->type != CPU_NORMAL || !cpuset_empty(&g->exclusive))
+		return (NULL);
+	return (g->pool);
+}
+
+/* What policy_export says of every container policy_export_shared_pool
+ * gives p for. */
+int
+policy_export_pool(const struct policy *P, const struct pool *p,
+    struct policy_kv **out, int *nout)
+{
+	struct cpuset		 shared = CPUSET_INITIALIZER, mems = CPUSET_INITIALIZER;
+	struct policy_kv	*kv;
+	int			 n = 0;
+
+	kv = xcalloc(2, sizeof *kv);
+	export_mems(p, &mems);
+	supply_shared_cpus(P, p, &shared);
+	export_add(kv, &n, "ALL_MEMS", &mems, 1);
+	export_add(kv, &n, "SHARED_CPUS", &shared, 0);
 	cpuset_clear(&shared);
 	cpuset_clear(&mems);
 	*out = kv;

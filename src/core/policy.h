@@ -228,5 +228,15 @@ const struct pinning *policy_pinning(const struct policy *, const char *);
 int	policy_export(const struct policy *, const char *, struct policy_kv **,
 	    int *);
 void	policy_export_free(struct policy_kv *, int);
+/*
+ * The pool whose shared export a container's is, word for word (a shared
+ * container: no exclusive CPUs, no claim), or NULL. Every such container
+ * of a pool says what policy_export_pool says of the pool, so one file can
+ * serve them all.
+ */
+const struct pool *policy_export_shared_pool(const struct policy *,
+	    const char *);
+int	policy_export_pool(const struct policy *, const struct pool *,
+	    struct policy_kv **, int *);
 
 #endif

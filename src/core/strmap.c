@@ -60,6 +60,19 @@ strmap_free(struct strmap *m)
 	free(m);
 }
 
+void
+strmap_free_all(struct strmap *m, void (*fn)(void *))
+{
+	size_t	i;
+
+	if (m == NULL)
+		return;
+	for (i = 0; i < m->size; i++)
+		if (m->slots[i].key != NULL)
+			fn(m->slots[i].value);
+	strmap_free(m);
+}
+
 static size_t
 find(const struct strmap *m, const char *key, uint32_t h)
 {

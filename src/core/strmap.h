@@ -11,6 +11,8 @@ struct strmap;
 
 struct strmap	*strmap_new(void);
 void		 strmap_free(struct strmap *);
+/* strmap_free, and each value given to fn first (free, a _free). */
+void		 strmap_free_all(struct strmap *, void (*fn)(void *));
 void		*strmap_get(const struct strmap *, const char *);
 /* Sets key to value, replacing any earlier value. */
 void		 strmap_put(struct strmap *, const char *, void *);

@@ -24,6 +24,7 @@
 #include "cdi.h"
 #include "claimcheck.h"
 #include "event.h"
+#include "exports.h"
 #include "journal.h"
 #include "jrec.h"
 #include "dra.h"
@@ -34,6 +35,7 @@
 #include "nrtdoc.h"
 #include "nrt.h"
 #include "readfile.h"
+#include "resfile.h"
 #include "sd.h"
 #include "server.h"
 #include "slice.h"
@@ -43,9 +45,7 @@
 #include "watch.h"
 #include "xmalloc.h"
 
-static void	exports_flush(struct server *);
 static void	exports_cb(evutil_socket_t, short, void *);
-static void	free_digests(struct server *);
 
 /*
  * Reads the config file once, without blocking (a FIFO in its place would
@@ -335,6 +335,7 @@ server_init(struct server *srv, const struct server_opts *o, char **cause)
 	srv->generation = 1;
 	srv->last_reload.ok = 1;
 	srv->last_reload.generation = 1;
+	srv->exports = exports_new(o->state_dir);
 
 	/* An absent file is the defaults here, and only here. */
 	if ((rc = sysfs_discover(o->sysfs_root, &srv->topo, cause)) != 0 ||
@@ -535,7 +536,8 @@ server_clear(struct server *srv)
 		    "journal keeps every change", why);
 		free(why);
 	}
-	exports_flush(srv);
+	if (srv->exports != NULL && srv->policy != NULL)
+		exports_flush(srv->exports, srv->policy);
 	/* The API client's users cancel their requests before it goes. */
 	claimcheck_free(srv->claimcheck);
 	srv->claimcheck = NULL;
@@ -557,8 +559,7 @@ server_clear(struct server *srv)
 		event_free(srv->ev_watchdog);
 	if (srv->ev_exports != NULL)
 		event_free(srv->ev_exports);
-	strmap_free(srv->exports);
-	free_digests(srv);
+	exports_free(srv->exports);
 	if (srv->base != NULL)
 		event_base_free(srv->base);
 	journal_free(srv->journal);
@@ -588,144 +589,12 @@ server_set_error(struct server *srv, const char *fmt, ...)
 	srv->last_error = msg;
 }
 
-/*
- * resources.sh (R-STATE-4) is written after the answers of a loop turn,
- * once per container however often it moved, and only when its bytes
- * change: a digest of what each file holds decides (after a start, the
- * file is read back once to learn it). Failures are only logged.
- */
-#define EXPORT_WRITE	((void *)1)
-#define EXPORT_REMOVE	((void *)2)
-
-static uint64_t
-digest(const char *s, size_t len)
-{
-	uint64_t	h = 14695981039346656037ULL;
-	size_t		i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return (h);
-}
-
-static void
-free_digests(struct server *srv)
-{
-	void	**v;
-	size_t	  i, n;
-
-	if (srv->digests == NULL)
-		return;
-	v = strmap_values(srv->digests, &n);
-	for (i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-	strmap_free(srv->digests);
-	srv->digests = NULL;
-}
-
-static void
-export_one(struct server *srv, const char *id)
-{
-	struct policy_kv	*kv;
-	struct statefile_var	 vars[8];
-	uint64_t		*d, h;
-	char			*cause = NULL, *text = NULL, *path, *old = NULL;
-	size_t			 len, oldlen;
-	int			 i, n;
-
-	if (policy_export(srv->policy, id, &kv, &n) != 0)
-		return;
-	for (i = 0; i < n && i < 8; i++) {
-		vars[i].name = kv[i].key;
-		vars[i].value = kv[i].value;
-	}
-	/* The bytes statefile would write: compared before writing. */
-	if (statefile_render_resources(id, vars, (size_t)i, &text, &len,
-	    &cause) != 0)
-		goto fail;
-	h = digest(text, len);
-	if ((d = strmap_get(srv->digests, id)) == NULL) {
-		/* Not written by this process yet: what is there? */
-		xasprintf(&path, "%s/containers/%s/%s", srv->opts.state_dir,
-		    id, STATEFILE_RESOURCES);
-		if (readfile(path, NULL, 64 * 1024, &old, &oldlen, &cause) ==
-		    0 && oldlen == len && memcmp(old, text, len) == 0) {
-			d = xmalloc(sizeof *d);
-			*d = h;
-			strmap_put(srv->digests, id, d);
-		}
-		free(cause);
-		cause = NULL;
-		free(old);
-		free(path);
-	}
-	if (d != NULL && *d == h)
-		goto out;
-	if (statefile_put_resources(srv->opts.state_dir, id, text, len,
-	    &cause) != 0)
-		goto fail;
-	if (d == NULL) {
-		d = xmalloc(sizeof *d);
-		strmap_put(srv->digests, id, d);
-	}
-	*d = h;
-	goto out;
-fail:
-	log_warnx("%s", cause);
-	metrics_inc("errors", "kind", "export");
-	free(cause);
-	free(strmap_del(srv->digests, id));
-out:
-	free(text);
-	policy_export_free(kv, n);
-}
-
-static void
-export_remove(struct server *srv, const char *id)
-{
-	char	*why = NULL;
-
-	free(strmap_del(srv->digests, id));
-	if (statefile_remove_resources(srv->opts.state_dir, id, &why) != 0) {
-		log_warnx("%s", why);
-		metrics_inc("errors", "kind", "export");
-		free(why);
-	}
-}
-
-/* Everything queued this turn, now that the answers are out. */
-static void
-exports_flush(struct server *srv)
-{
-	struct strmap	*m = srv->exports;
-	void		**v;
-	char		**ids;
-	size_t		  i, n;
-
-	if (m == NULL || strmap_count(m) == 0)
-		return;
-	srv->exports = strmap_new();
-	/* The keys: strmap gives values only, so each value is its id. */
-	v = strmap_values(m, &n);
-	ids = (char **)v;
-	for (i = 0; i < n; i++) {
-		if (strncmp(ids[i], "-", 1) == 0)
-			export_remove(srv, ids[i] + 1);
-		else
-			export_one(srv, ids[i] + 1);
-		free(ids[i]);
-	}
-	free(v);
-	strmap_free(m);
-}
-
 static void
 exports_cb(evutil_socket_t fd, short what, void *arg)
 {
-	exports_flush(arg);
+	struct server	*srv = arg;
+
+	exports_flush(srv->exports, srv->policy);
 }
 
 /* Queues id's resources.sh to be written (or removed) after this turn. */
@@ -733,18 +602,11 @@ static void
 export_later(struct server *srv, const char *id, int remove)
 {
 	static const struct timeval	 now = { 0, 0 };
-	char				*v, *old;
 
-	if (srv->exports == NULL)
-		srv->exports = strmap_new();
-	if (srv->digests == NULL)
-		srv->digests = strmap_new();
-	xasprintf(&v, "%c%s", remove ? '-' : '+', id);
-	old = strmap_get(srv->exports, id);
-	strmap_put(srv->exports, id, v);
-	free(old);
+	if (!exports_later(srv->exports, id, remove))
+		return;
 	if (srv->ev_exports == NULL)
-		exports_flush(srv);	/* not serving yet: at once */
+		exports_flush(srv->exports, srv->policy); /* not serving yet */
 	else if (!evtimer_pending(srv->ev_exports, NULL))
 		evtimer_add(srv->ev_exports, &now);
 }
@@ -941,8 +803,8 @@ server_sync(struct server *srv, const struct container_spec *specs, int n,
 	 * (some 250 KiB with 1,000 containers). */
 	malloc_trim(0);
 	/* Containers that ended while we were away leave no file behind. */
-	exports_flush(srv);
-	if ((gone = statefile_prune_resources(srv->opts.state_dir,
+	exports_flush(srv->exports, srv->policy);
+	if ((gone = resfile_prune(srv->opts.state_dir,
 	    known_container, srv, &why)) < 0) {
 		log_warnx("%s", why);
 		metrics_inc("errors", "kind", "export");

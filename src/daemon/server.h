@@ -56,6 +56,7 @@ struct slice;
 struct nrt;
 struct claimcheck;
 struct journal;
+struct exports;
 struct strmap;
 
 struct server {
@@ -81,8 +82,7 @@ struct server {
 	int			 need_snapshot;
 	struct journal		*journal;
 	int			 journal_damaged;	/* keep CDI specs */
-	struct strmap		*exports;	/* resources.sh to write */
-	struct strmap		*digests;	/* id -> what it holds */
+	struct exports		*exports;	/* resources.sh to write */
 	struct event		*ev_exports;
 
 	struct event		*ev_sigterm;

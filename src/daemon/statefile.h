@@ -1,7 +1,7 @@
 /*
  * The state directory on disk (SPEC R-STATE): state.json, the policy's
- * saved document, written atomically and read back defensively, and the
- * per-container containers/<id>/resources.sh of R-STATE-4. Writes are
+ * saved document, written atomically and read back defensively (the
+ * resources.sh files are resfile.c's). Writes are
  * plain file I/O with fsync; reads go through readfile, so nothing planted
  * in the folder can block them. No libevent.
  *
@@ -24,7 +24,6 @@
 #define STATEFILE_VERSION	2	/* 1 is still read */
 /* A bigger state file is treated as corrupt rather than read. */
 #define STATEFILE_MAX_SIZE	(64 * 1024 * 1024)
-#define STATEFILE_RESOURCES	"resources.sh"
 
 /*
  * Makes sure dir is usable: created 0700 if absent (its parent must
@@ -69,40 +68,5 @@ int	statefile_move_aside(const char *dir, char **where, char **cause);
 /* The same for another file of dir, moved to <prefix><unixtime>[-N]. */
 int	statefile_move_aside_file(const char *dir, const char *name,
 	    const char *prefix, char **where, char **cause);
-
-/* One line NAME="value" of resources.sh. */
-struct statefile_var {
-	const char	*name;		/* [A-Z_a-z][A-Z_a-z0-9]* */
-	const char	*value;		/* printable, no " \ $ ` */
-};
-
-/*
- * Writes <dir>/containers/<id>/resources.sh (mode 0644, as the Go policy)
- * atomically, one NAME="value" line per variable sorted by name. The id
- * must be a single safe path component: not empty, ".", "..", nor holding
- * '/' or control characters.
- */
-int	statefile_write_resources(const char *dir, const char *id,
-	    const struct statefile_var *, size_t, char **cause);
-/*
- * statefile_write_resources in two steps: the text it would write
- * (*out, caller frees), and writing such a text; for a caller that
- * compares before it writes.
- */
-int	statefile_render_resources(const char *id,
-	    const struct statefile_var *, size_t, char **out, size_t *len,
-	    char **cause);
-int	statefile_put_resources(const char *dir, const char *id,
-	    const char *data, size_t len, char **cause);
-/* Removes the file and its folder; an absent one is not an error. */
-int	statefile_remove_resources(const char *dir, const char *id,
-	    char **cause);
-/*
- * Removes the resources.sh of every container keep() does not want (the
- * ones that ended while the daemon was down). Returns how many went, or a
- * negative errno with a cause (the first failure; the rest are tried).
- */
-int	statefile_prune_resources(const char *dir,
-	    int (*keep)(const char *id, void *), void *arg, char **cause);
 
 #endif

@@ -831,3 +831,69 @@ Test(grants, state_text_random_walk, .timeout = 120)
 	for (i = 0; i < nclaims; i++)
 		free(claims[i]);
 }
+
+/* The text of an export, for comparing two. */
+static char *
+export_text(struct policy_kv *kv, int n)
+{
+	char	*out = xstrdup(""), *tmp;
+	int	 i;
+
+	for (i = 0; i < n; i++) {
+		xasprintf(&tmp, "%s%s=%s\n", out, kv[i].key, kv[i].value);
+		free(out);
+		out = tmp;
+	}
+	policy_export_free(kv, n);
+	return (out);
+}
+
+/*
+ * A shared container's resources.sh says what its pool's does, word for
+ * word, whatever moved (so one pool file can serve them all); an
+ * exclusive, mixed or claim-pinned one is never said to.
+ */
+Test(grants, shared_exports_are_their_pools)
+{
+	static const char *const shared[] = { "be", "bu", "bu2", "frac" };
+	static const char *const own[] = { "g2", "mixed", "pin" };
+	const struct pool	*p;
+	struct policy_kv	*kv;
+	char			*a, *b, env[64], *cpus;
+	size_t			 i;
+	int			 n, round;
+
+	create("be", "BE", -1, -1, NULL, NULL, NULL);
+	create("bu", "BU", 500, 2000, NULL, NULL, NULL);
+	create("bu2", "BU", 100, -1, NULL, NULL, NULL);
+	create("frac", "G", 500, 500, NULL, NULL, NULL);
+	create("mixed", "G", 1500, 1500, NULL,
+	    "prefer-shared-cpus.resource-policy.nri.io=false", NULL);
+	cr_assert_eq(env_claim_for(&e, "c1", "cpudevnuma001=2", "pin"), 0, "%s",
+	    e.cause);
+	cpus = env_claim_cpus(&e);
+	snprintf(env, sizeof env, "DRA_CPUSET_c1=%s", cpus);
+	free(cpus);
+	create("pin", "BE", -1, -1, NULL, NULL, env);
+	for (round = 0; round < 2; round++) {
+		/* The second time after exclusive CPUs moved the pools. */
+		if (round == 1)
+			create("g2", "G", 2000, 2000, NULL, NULL, NULL);
+		for (i = 0; i < sizeof shared / sizeof shared[0]; i++) {
+			p = policy_export_shared_pool(e.P, shared[i]);
+			cr_assert_not_null(p, "%s", shared[i]);
+			cr_assert_eq(policy_export(e.P, shared[i], &kv, &n), 0);
+			a = export_text(kv, n);
+			cr_assert_eq(policy_export_pool(e.P, p, &kv, &n), 0);
+			b = export_text(kv, n);
+			cr_assert_str_eq(a, b, "%s in %s", shared[i], p->name);
+			cr_assert_not_null(strstr(a, "SHARED_CPUS="), "%s", a);
+			free(a);
+			free(b);
+		}
+	}
+	for (i = 0; i < sizeof own / sizeof own[0]; i++)
+		cr_assert_null(policy_export_shared_pool(e.P, own[i]), "%s",
+		    own[i]);
+	cr_assert_null(policy_export_shared_pool(e.P, "nobody"));
+}

@@ -1,0 +1,286 @@
+/*
+ * exports.c writes the resources.sh files (R-STATE-4) through resfile.c.
+ *
+ * A queue holds the containers whose files may have changed this turn;
+ * the flush renders each one's text and writes it only when a digest of
+ * what the file holds says it changed (after a start, a file is read back
+ * once to learn it). A shared container says exactly what its pool's file
+ * says, so its file is a link to pools/<pool>/resources.sh: when a claim
+ * or an exclusive container moves a pool's shared CPUs, the pool's one
+ * file is rewritten and the links stay. Failures are logged and counted,
+ * and the file is tried again the next time it is queued.
+ */
+#include "autoconf.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exports.h"
+#include "log.h"
+#include "metrics.h"
+#include "readfile.h"
+#include "resfile.h"
+#include "strmap.h"
+#include "xmalloc.h"
+
+#define MAX_VARS	8
+
+struct exports {
+	char		*dir;
+	struct strmap	*queue;		/* id -> "+id" or "-id" */
+	struct strmap	*digests;	/* id -> uint64_t: what its file holds */
+	struct strmap	*pools;		/* pool file name -> uint64_t */
+	struct strmap	*fresh;		/* pool files settled this flush */
+};
+
+static uint64_t
+digest(const char *s, size_t len)
+{
+	uint64_t	h = 14695981039346656037ULL;
+	size_t		i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return (h);
+}
+
+struct exports *
+exports_new(const char *state_dir)
+{
+	struct exports	*ex = xcalloc(1, sizeof *ex);
+
+	ex->dir = xstrdup(state_dir);
+	ex->queue = strmap_new();
+	ex->digests = strmap_new();
+	ex->pools = strmap_new();
+	ex->fresh = strmap_new();
+	return (ex);
+}
+
+void
+exports_free(struct exports *ex)
+{
+	if (ex == NULL)
+		return;
+	strmap_free_all(ex->queue, free);
+	strmap_free_all(ex->digests, free);
+	strmap_free_all(ex->pools, free);
+	strmap_free(ex->fresh);
+	free(ex->dir);
+	free(ex);
+}
+
+static void
+set_digest(struct strmap *m, const char *key, uint64_t h)
+{
+	uint64_t	*d;
+
+	if ((d = strmap_get(m, key)) == NULL) {
+		d = xmalloc(sizeof *d);
+		strmap_put(m, key, d);
+	}
+	*d = h;
+}
+
+static void
+failed(struct strmap *m, const char *key, char *cause)
+{
+	log_warnx("%s", cause);
+	metrics_inc("errors", "kind", "export");
+	free(cause);
+	free(strmap_del(m, key));
+}
+
+/* The text of resources.sh for kv (policy_export's), *text to free. */
+static int
+render(const char *who, struct policy_kv *kv, int n, char **text,
+    size_t *len, char **cause)
+{
+	struct resfile_var	vars[MAX_VARS];
+	int			i;
+
+	for (i = 0; i < n && i < MAX_VARS; i++) {
+		vars[i].name = kv[i].key;
+		vars[i].value = kv[i].value;
+	}
+	return (resfile_render(who, vars, (size_t)i, text, len, cause));
+}
+
+/*
+ * Whether the file at sub/name already holds text, learned once by
+ * reading it back; h is the text's digest.
+ */
+static int
+holds(struct exports *ex, struct strmap *m, const char *sub,
+    const char *name, const char *text, size_t len, uint64_t h)
+{
+	uint64_t	*d;
+	char		*path, *old = NULL, *cause = NULL;
+	size_t		 oldlen;
+
+	if ((d = strmap_get(m, name)) != NULL)
+		return (*d == h);
+	xasprintf(&path, "%s/%s/%s/%s", ex->dir, sub, name, RESFILE_NAME);
+	if (readfile(path, NULL, 64 * 1024, &old, &oldlen, &cause) == 0 &&
+	    oldlen == len && memcmp(old, text, len) == 0)
+		set_digest(m, name, h);
+	free(cause);
+	free(old);
+	free(path);
+	return ((d = strmap_get(m, name)) != NULL && *d == h);
+}
+
+/*
+ * The pool's own file, written when its text changed; 0 when current.
+ * Its text is made once a flush, however many of its containers moved.
+ */
+static int
+export_pool(struct exports *ex, const struct policy *P, const struct pool *p,
+    const char *name)
+{
+	struct policy_kv	*kv;
+	char			*text = NULL, *cause = NULL;
+	size_t			 len;
+	uint64_t		 h;
+	int			 n, rc;
+
+	if (strmap_get(ex->fresh, name) != NULL)
+		return (0);
+	if ((rc = policy_export_pool(P, p, &kv, &n)) != 0)
+		return (rc);
+	if ((rc = render(p->name, kv, n, &text, &len, &cause)) != 0) {
+		failed(ex->pools, name, cause);
+		goto out;
+	}
+	h = digest(text, len);
+	if (holds(ex, ex->pools, "pools", name, text, len, h))
+		goto out;
+	if ((rc = resfile_put_pool(ex->dir, name, text, len, &cause)) != 0) {
+		failed(ex->pools, name, cause);
+		goto out;
+	}
+	set_digest(ex->pools, name, h);
+out:
+	if (rc == 0)
+		strmap_put(ex->fresh, name, ex);
+	free(text);
+	policy_export_free(kv, n);
+	return (rc);
+}
+
+/* A shared container: the link to its pool's file, and that file. */
+static void
+export_linked(struct exports *ex, const struct policy *P, const char *id,
+    const struct pool *p)
+{
+	char		*name, *mark, *cause = NULL;
+	uint64_t	 h;
+	uint64_t	*d;
+
+	name = resfile_pool_name(p->name);
+	if (export_pool(ex, P, p, name) != 0)
+		goto out;
+	/* What a link holds, for the digest: its pool's name, marked. */
+	xasprintf(&mark, "->%s", name);
+	h = digest(mark, strlen(mark));
+	free(mark);
+	if ((d = strmap_get(ex->digests, id)) == NULL &&
+	    resfile_linked(ex->dir, id, name))
+		set_digest(ex->digests, id, h);
+	if ((d = strmap_get(ex->digests, id)) != NULL && *d == h)
+		goto out;
+	if (resfile_link(ex->dir, id, name, &cause) != 0) {
+		failed(ex->digests, id, cause);
+		goto out;
+	}
+	set_digest(ex->digests, id, h);
+out:
+	free(name);
+}
+
+static void
+export_one(struct exports *ex, const struct policy *P, const char *id)
+{
+	const struct pool	*p;
+	struct policy_kv	*kv;
+	char			*cause = NULL, *text = NULL;
+	size_t			 len;
+	uint64_t		 h;
+	int			 n;
+
+	if ((p = policy_export_shared_pool(P, id)) != NULL) {
+		export_linked(ex, P, id, p);
+		return;
+	}
+	if (policy_export(P, id, &kv, &n) != 0)
+		return;
+	if (render(id, kv, n, &text, &len, &cause) != 0) {
+		failed(ex->digests, id, cause);
+		goto out;
+	}
+	h = digest(text, len);
+	if (holds(ex, ex->digests, "containers", id, text, len, h))
+		goto out;
+	if (resfile_put(ex->dir, id, text, len, &cause) != 0) {
+		failed(ex->digests, id, cause);
+		goto out;
+	}
+	set_digest(ex->digests, id, h);
+out:
+	free(text);
+	policy_export_free(kv, n);
+}
+
+static void
+export_remove(struct exports *ex, const char *id)
+{
+	char	*cause = NULL;
+
+	free(strmap_del(ex->digests, id));
+	if (resfile_remove(ex->dir, id, &cause) != 0) {
+		log_warnx("%s", cause);
+		metrics_inc("errors", "kind", "export");
+		free(cause);
+	}
+}
+
+int
+exports_later(struct exports *ex, const char *id, int remove)
+{
+	char	*v;
+	int	 first = strmap_count(ex->queue) == 0;
+
+	xasprintf(&v, "%c%s", remove ? '-' : '+', id);
+	free(strmap_get(ex->queue, id));
+	strmap_put(ex->queue, id, v);
+	return (first);
+}
+
+void
+exports_flush(struct exports *ex, const struct policy *P)
+{
+	struct strmap	*m = ex->queue;
+	char		**ids;
+	size_t		  i, n;
+
+	if (strmap_count(m) == 0)
+		return;
+	ex->queue = strmap_new();
+	/* strmap gives values only, so each value is its id, marked. */
+	ids = (char **)strmap_values(m, &n);
+	for (i = 0; i < n; i++) {
+		if (ids[i][0] == '-')
+			export_remove(ex, ids[i] + 1);
+		else
+			export_one(ex, P, ids[i] + 1);
+		free(ids[i]);
+	}
+	free(ids);
+	strmap_free(m);
+	strmap_free(ex->fresh);
+	ex->fresh = strmap_new();
+}

@@ -1,0 +1,448 @@
+/*
+ * resfile.c owns the resources.sh files under the state directory
+ * (R-STATE-4): containers/<id>/resources.sh of each container, and
+ * pools/<pool>/resources.sh, the one file every shared container of a
+ * pool links to. A file is replaced atomically, recycling its inode, so a
+ * reader sees the old content or the new; a container's link is replaced
+ * by rename. Nothing here knows the policy: the caller renders the text.
+ */
+#include "autoconf.h"
+
+#include <sys/stat.h>
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomicfile.h"
+#include "log.h"
+#include "resfile.h"
+#include "xmalloc.h"
+
+/* A container id is used as a file name: one plain path component. */
+static int
+rf_check_id(const char *id, char **cause)
+{
+	const char	*p;
+	char		*esc;
+	int		 rc;
+
+	for (p = id; *p != '\0'; p++) {
+		if (*p == '/' || (unsigned char)*p < 0x20 || *p == 0x7f)
+			break;
+	}
+	if (*id != '\0' && *p == '\0' && strcmp(id, ".") != 0 &&
+	    strcmp(id, "..") != 0 && strlen(id) <= NAME_MAX)
+		return (0);
+	esc = log_escape(id, 80);
+	rc = atomicfile_error(cause, EINVAL, "container id \"%s\" is not a safe file "
+	    "name", esc);
+	free(esc);
+	return (rc);
+}
+
+static int
+rf_var_name_ok(const char *s)
+{
+	const char	*p;
+
+	if (*s == '\0' || (*s >= '0' && *s <= '9'))
+		return (0);
+	for (p = s; *p != '\0'; p++) {
+		if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9')))
+			return (0);
+	}
+	return (1);
+}
+
+/* Inside double quotes a shell would still expand these. */
+static int
+rf_var_value_ok(const char *s)
+{
+	const char	*p;
+
+	for (p = s; *p != '\0'; p++) {
+		if (*p < 0x20 || *p > 0x7e || *p == '"' || *p == '\\' ||
+		    *p == '$' || *p == '`')
+			return (0);
+	}
+	return (1);
+}
+
+static int
+rf_var_cmp(const void *a, const void *b)
+{
+	const struct resfile_var *const	*va = a, *const *vb = b;
+
+	return (strcmp((*va)->name, (*vb)->name));
+}
+
+/* Beside resources.sh: the next one's inode, and the old one's for a
+ * moment. */
+#define RF_SPARE	".resources.sh.spare"
+#define RF_OLD		".resources.sh.old"
+/* Where a container's next link to its pool's file is made. */
+#define RF_LINK		".resources.sh.link"
+
+/*
+ * resources.sh is replaced often (every container whose shared CPUs
+ * move) and read by others: atomically, so that a reader sees the old
+ * file or the new one, and without making or freeing an inode or a block
+ * each time, which costs a journal update and on some disks a synchronous
+ * discard. The content goes into a spare file kept beside it, which is
+ * exchanged with it (or renamed over it, the old file kept meanwhile by a
+ * second link): the old file is the spare of the next time.
+ */
+static int
+rf_replace_recycled(const char *idir, const char *data, size_t len,
+    char **cause)
+{
+	char	*live, *spare, *old;
+	size_t	 done = 0;
+	ssize_t	 n;
+	int	 fd, rc = 0, kept;
+
+	xasprintf(&live, "%s/%s", idir, RESFILE_NAME);
+	xasprintf(&spare, "%s/%s", idir, RF_SPARE);
+	xasprintf(&old, "%s/%s", idir, RF_OLD);
+	/* After a link was exchanged away, the spare is that link. */
+	if ((fd = open(spare, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)) == -1 &&
+	    errno == ELOOP && unlink(spare) == 0)
+		errno = ENOENT;
+	if (fd == -1 &&
+	    errno == ENOENT && (fd = open(spare, O_WRONLY | O_CREAT | O_EXCL |
+	    O_CLOEXEC | O_NOFOLLOW, 0644)) != -1 && fchmod(fd, 0644) == -1) {
+		rc = atomicfile_syserr(cause, "fchmod", spare);
+		goto out;
+	}
+	if (fd == -1) {
+		rc = atomicfile_syserr(cause, "open", spare);
+		goto out;
+	}
+	while (done < len) {
+		if ((n = pwrite(fd, data + done, len - done, (off_t)done)) ==
+		    -1) {
+			if (errno == EINTR)
+				continue;
+			rc = atomicfile_syserr(cause, "write", spare);
+			goto out;
+		}
+		done += (size_t)n;
+	}
+	if (ftruncate(fd, (off_t)len) == -1) {
+		rc = atomicfile_syserr(cause, "ftruncate", spare);
+		goto out;
+	}
+	/* One exchange where the file system has it: the old file is then
+	 * the spare, whole. */
+	if (renameat2(AT_FDCWD, spare, AT_FDCWD, live, RENAME_EXCHANGE) == 0)
+		goto out;
+	if (errno != ENOENT && errno != EINVAL && errno != ENOSYS) {
+		rc = atomicfile_syserr(cause, "rename", spare);
+		goto out;
+	}
+	kept = link(live, old) == 0;
+	if (!kept && errno == EEXIST && unlink(old) == 0)
+		kept = link(live, old) == 0;
+	if (rename(spare, live) == -1) {
+		rc = atomicfile_syserr(cause, "rename", spare);
+		if (kept)
+			(void)unlink(old);
+		goto out;
+	}
+	if (kept && rename(old, spare) == -1)
+		(void)unlink(old);
+out:
+	if (fd != -1)
+		close(fd);
+	free(live);
+	free(spare);
+	free(old);
+	return (rc);
+}
+
+int
+resfile_render(const char *id, const struct resfile_var *vars,
+    size_t nvars, char **out, size_t *outlen, char **cause)
+{
+	const struct resfile_var	**sorted;
+	char				 *data, *esc;
+	size_t				  i, len = 0, size = 1;
+	int				  rc;
+
+	*out = NULL;
+	for (i = 0; i < nvars; i++) {
+		if (vars[i].name == NULL || !rf_var_name_ok(vars[i].name) ||
+		    vars[i].value == NULL || !rf_var_value_ok(vars[i].value)) {
+			esc = log_escape(vars[i].name, 80);
+			rc = atomicfile_error(cause, EINVAL, "%s for container %s: "
+			    "bad variable %s", RESFILE_NAME, id, esc);
+			free(esc);
+			return (rc);
+		}
+		size += strlen(vars[i].name) + strlen(vars[i].value) + 4;
+	}
+	sorted = xreallocarray(NULL, nvars + 1, sizeof *sorted);
+	for (i = 0; i < nvars; i++)
+		sorted[i] = &vars[i];
+	qsort(sorted, nvars, sizeof *sorted, rf_var_cmp);
+	for (i = 1; i < nvars; i++) {
+		if (strcmp(sorted[i - 1]->name, sorted[i]->name) == 0) {
+			rc = atomicfile_error(cause, EINVAL, "%s for container %s: "
+			    "variable %s given twice", RESFILE_NAME, id,
+			    sorted[i]->name);
+			free(sorted);
+			return (rc);
+		}
+	}
+	data = xmalloc(size);
+	data[0] = '\0';
+	for (i = 0; i < nvars; i++) {
+		len += (size_t)snprintf(data + len, size - len, "%s=\"%s\"\n",
+		    sorted[i]->name, sorted[i]->value);
+	}
+	free(sorted);
+	*out = data;
+	*outlen = len;
+	return (0);
+}
+
+/* Makes <dir>/<sub> and <dir>/<sub>/<name>, 0700, where missing. */
+static int
+rf_mkdirs(const char *dir, const char *sub, const char *name, char **cause)
+{
+	char	*cdir, *idir;
+	int	 rc = 0;
+
+	xasprintf(&cdir, "%s/%s", dir, sub);
+	xasprintf(&idir, "%s/%s", cdir, name);
+	if (mkdir(cdir, 0700) == -1 && errno != EEXIST)
+		rc = atomicfile_syserr(cause, "mkdir", cdir);
+	else if (mkdir(idir, 0700) == -1 && errno != EEXIST)
+		rc = atomicfile_syserr(cause, "mkdir", idir);
+	free(idir);
+	free(cdir);
+	return (rc);
+}
+
+/* Writes <dir>/<sub>/<name>/resources.sh; the folders are there but for
+ * the first write: made on a failure, and the write tried again. */
+static int
+rf_put(const char *dir, const char *sub, const char *name, const char *data,
+    size_t len, char **cause)
+{
+	char	*idir;
+	int	 rc;
+
+	xasprintf(&idir, "%s/%s/%s", dir, sub, name);
+	if ((rc = rf_replace_recycled(idir, data, len, NULL)) != 0 &&
+	    (rc = rf_mkdirs(dir, sub, name, cause)) == 0)
+		rc = rf_replace_recycled(idir, data, len, cause);
+	free(idir);
+	return (rc);
+}
+
+int
+resfile_put(const char *dir, const char *id, const char *data,
+    size_t len, char **cause)
+{
+	int	rc;
+
+	if ((rc = rf_check_id(id, cause)) != 0)
+		return (rc);
+	return (rf_put(dir, "containers", id, data, len, cause));
+}
+
+int
+resfile_put_pool(const char *dir, const char *pool, const char *data,
+    size_t len, char **cause)
+{
+	int	rc;
+
+	if ((rc = rf_check_id(pool, cause)) != 0)
+		return (rc);
+	return (rf_put(dir, "pools", pool, data, len, cause));
+}
+
+char *
+resfile_pool_name(const char *name)
+{
+	char	*out = xmalloc(strlen(name) + 1), *o = out;
+	int	 dash = 0;
+
+	for (; *name != '\0'; name++) {
+		if (isalnum((unsigned char)*name)) {
+			if (dash && o != out)
+				*o++ = '-';
+			*o++ = (char)tolower((unsigned char)*name);
+			dash = 0;
+		} else
+			dash = 1;
+	}
+	if (o == out)
+		*o++ = '-';
+	*o = '\0';
+	return (out);
+}
+
+static char *
+rf_link_target(const char *pool)
+{
+	char	*t;
+
+	xasprintf(&t, "../../pools/%s/%s", pool, RESFILE_NAME);
+	return (t);
+}
+
+/*
+ * Makes a container's resources.sh the link to its pool's: a link made
+ * beside it, renamed over it, so a reader always finds one of the two.
+ */
+int
+resfile_link(const char *dir, const char *id, const char *pool, char **cause)
+{
+	char	*idir, *tmp, *live, *target;
+	int	 rc = 0, tries;
+
+	if ((rc = rf_check_id(id, cause)) != 0 ||
+	    (rc = rf_check_id(pool, cause)) != 0)
+		return (rc);
+	xasprintf(&idir, "%s/containers/%s", dir, id);
+	xasprintf(&tmp, "%s/%s", idir, RF_LINK);
+	xasprintf(&live, "%s/%s", idir, RESFILE_NAME);
+	target = rf_link_target(pool);
+	/* A new container's: made where it goes, its folder first. */
+	if (symlink(target, live) == 0 || (errno == ENOENT &&
+	    rf_mkdirs(dir, "containers", id, NULL) == 0 &&
+	    symlink(target, live) == 0))
+		goto out;
+	for (tries = 0; tries < 2; tries++) {
+		if (symlink(target, tmp) == 0)
+			break;
+		if (errno == EEXIST && unlink(tmp) == 0)
+			continue;
+		if (errno == ENOENT && tries == 0 &&
+		    (rc = rf_mkdirs(dir, "containers", id, cause)) == 0)
+			continue;
+		if (rc == 0)
+			rc = atomicfile_syserr(cause, "symlink", tmp);
+		goto out;
+	}
+	if (tries == 2)
+		rc = atomicfile_syserr(cause, "symlink", tmp);
+	else if (rename(tmp, live) == -1) {
+		rc = atomicfile_syserr(cause, "rename", tmp);
+		(void)unlink(tmp);
+	}
+out:
+	free(target);
+	free(live);
+	free(tmp);
+	free(idir);
+	return (rc);
+}
+
+int
+resfile_linked(const char *dir, const char *id, const char *pool)
+{
+	char	*live, *target, buf[PATH_MAX];
+	ssize_t	 n;
+	int	 same;
+
+	if (rf_check_id(id, NULL) != 0)
+		return (0);
+	xasprintf(&live, "%s/containers/%s/%s", dir, id, RESFILE_NAME);
+	target = rf_link_target(pool);
+	n = readlink(live, buf, sizeof buf);
+	same = n > 0 && (size_t)n == strlen(target) &&
+	    memcmp(buf, target, (size_t)n) == 0;
+	free(target);
+	free(live);
+	return (same);
+}
+
+
+int
+resfile_write(const char *dir, const char *id,
+    const struct resfile_var *vars, size_t nvars, char **cause)
+{
+	char	*data;
+	size_t	 len;
+	int	 rc;
+
+	if ((rc = rf_check_id(id, cause)) != 0 ||
+	    (rc = resfile_render(id, vars, nvars, &data, &len,
+	    cause)) != 0)
+		return (rc);
+	rc = resfile_put(dir, id, data, len, cause);
+	free(data);
+	return (rc);
+}
+
+int
+resfile_remove(const char *dir, const char *id, char **cause)
+{
+	char	*idir, *file;
+	int	 rc = 0;
+
+	if ((rc = rf_check_id(id, cause)) != 0)
+		return (rc);
+	static const char	*names[] = { RESFILE_NAME,
+	    RESFILE_NAME ".tmp", RF_SPARE, RF_OLD, RF_LINK };
+	size_t			 i;
+
+	xasprintf(&idir, "%s/containers/%s", dir, id);
+	for (i = 0; i < sizeof names / sizeof names[0] && rc == 0; i++) {
+		xasprintf(&file, "%s/%s", idir, names[i]);
+		if (unlink(file) == -1 && errno != ENOENT && errno != ENOTDIR)
+			rc = atomicfile_syserr(cause, "unlink", file);
+		free(file);
+	}
+	if (rc == 0 && rmdir(idir) == -1 && errno != ENOENT)
+		rc = atomicfile_syserr(cause, "rmdir", idir);
+	free(idir);
+	return (rc);
+}
+
+int
+resfile_prune(const char *dir, int (*keep)(const char *, void *),
+    void *arg, char **cause)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		*cdir, *why = NULL;
+	int		 rc = 0, n = 0;
+
+	xasprintf(&cdir, "%s/containers", dir);
+	if ((d = opendir(cdir)) == NULL) {
+		if (errno != ENOENT)
+			rc = atomicfile_syserr(cause, "opendir", cdir);
+		free(cdir);
+		return (rc);
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0 || keep(de->d_name, arg))
+			continue;
+		if (resfile_remove(dir, de->d_name, &why) != 0) {
+			if (rc == 0) {
+				rc = -EIO;
+				*cause = why;
+			} else
+				free(why);
+			why = NULL;
+			continue;
+		}
+		n++;
+	}
+	closedir(d);
+	free(cdir);
+	return (rc != 0 ? rc : n);
+}

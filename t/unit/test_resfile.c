@@ -1,0 +1,231 @@
+/*
+ * test_resfile.c: the resources.sh files of R-STATE-4: a container's own
+ * file (content, mode, inode recycling, removal, refusals) and the link
+ * of a shared container to its pool's file, switched both ways.
+ */
+#include "autoconf.h"
+
+#include <sys/stat.h>
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "resfile.h"
+#include "testlib.h"
+#include "xmalloc.h"
+
+Test(resfile, container_file)
+{
+	const struct resfile_var vars[] = {
+		{ "SHARED_CPUS", "1-3" },
+		{ "ALL_MEMS", "0" },
+		{ "EXCLUSIVE_CPUS", "4-5" },
+	}, fewer[] = {
+		{ "DRA_CPUS", "8-9" },
+		{ "ALL_MEMS", "1" },
+	};
+	struct stat	 st;
+	ino_t		 ino;
+	char		*dir, *file, *cdir, *cause = NULL, *got;
+	const char	*id = "0123456789abcdef";
+
+	dir = testlib_tmpdir();
+	cr_assert_eq(resfile_write(dir, id, vars, 3, &cause), 0,
+	    "%s", cause ? cause : "");
+	xasprintf(&cdir, "%s/containers/%s", dir, id);
+	file = testlib_join(cdir, "resources.sh");
+	got = testlib_read(file, NULL);
+	cr_assert_str_eq(got, "ALL_MEMS=\"0\"\nEXCLUSIVE_CPUS=\"4-5\"\n"
+	    "SHARED_CPUS=\"1-3\"\n");
+	free(got);
+	cr_assert(stat(file, &st) == 0);
+	cr_assert_eq(st.st_mode & 07777, 0644);
+
+	cr_assert_eq(resfile_write(dir, id, fewer, 2, &cause), 0);
+	got = testlib_read(file, NULL);
+	cr_assert_str_eq(got, "ALL_MEMS=\"1\"\nDRA_CPUS=\"8-9\"\n");
+	free(got);
+	/* The old file is kept as the spare of the next write: rewriting
+	 * makes and frees no inode. */
+	testlib_assert_listing(cdir, ".resources.sh.spare resources.sh");
+	cr_assert(stat(file, &st) == 0);
+	ino = st.st_ino;
+	cr_assert_eq(resfile_write(dir, id, vars, 3, &cause), 0);
+	cr_assert_eq(resfile_write(dir, id, fewer, 2, &cause), 0);
+	cr_assert(stat(file, &st) == 0);
+	cr_assert_eq(st.st_ino, ino, "not the inode of two writes before");
+	cr_assert_eq(st.st_mode & 07777, 0644);
+	got = testlib_read(file, NULL);
+	cr_assert_str_eq(got, "ALL_MEMS=\"1\"\nDRA_CPUS=\"8-9\"\n");
+	free(got);
+
+	cr_assert_eq(resfile_remove(dir, id, &cause), 0);
+	cr_assert(!testlib_exists(file));
+	cr_assert(!testlib_exists(cdir));
+	cr_assert_eq(resfile_remove(dir, id, &cause), 0,
+	    "removing twice is fine");
+	free(file);
+	free(cdir);
+	free(dir);
+}
+
+Test(resfile, refuses_unsafe_input)
+{
+	static const char *const ids[] = {
+		"", ".", "..", "a/b", "../evil", "/evil", "x\n", "tab\there",
+	};
+	const struct resfile_var ok[] = { { "ALL_MEMS", "0" } };
+	const struct resfile_var bad[][2] = {
+		{ { "ALL_MEMS", "0\"; rm -rf /; \"" }, { "X", "1" } },
+		{ { "ALL_MEMS", "$(reboot)" }, { "X", "1" } },
+		{ { "ALL_MEMS", "`id`" }, { "X", "1" } },
+		{ { "ALL_MEMS", "a\\" }, { "X", "1" } },
+		{ { "ALL_MEMS", "0\n1" }, { "X", "1" } },
+		{ { "1X", "0" }, { "X", "1" } },
+		{ { "A-B", "0" }, { "X", "1" } },
+		{ { "", "0" }, { "X", "1" } },
+		{ { "X", "0" }, { "X", "1" } },
+	};
+	char	*dir, *cause = NULL;
+	size_t	 i;
+
+	dir = testlib_tmpdir();
+	for (i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+		cr_assert_eq(resfile_write(dir, ids[i], ok, 1,
+		    &cause), -EINVAL, "id #%zu accepted", i);
+		cr_assert_not_null(strstr(cause, "not a safe file name"), "%s",
+		    cause);
+		free(cause);
+		cause = NULL;
+		cr_assert_eq(resfile_remove(dir, ids[i], &cause),
+		    -EINVAL, "id #%zu accepted for removal", i);
+		free(cause);
+		cause = NULL;
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cr_assert_eq(resfile_write(dir, "c1", bad[i], 2,
+		    &cause), -EINVAL, "variables #%zu accepted", i);
+		free(cause);
+		cause = NULL;
+	}
+	/* Nothing was written anywhere. */
+	testlib_assert_listing(dir, "");
+	free(dir);
+}
+
+
+Test(resfile, pool_names)
+{
+	static const char *const cases[][2] = {
+		{ "NUMA node #0", "numa-node-0" },
+		{ "socket #1", "socket-1" },
+		{ "die #0/1", "die-0-1" },
+		{ "NUMA node #2/L3 cache #5", "numa-node-2-l3-cache-5" },
+		{ "root", "root" },
+		{ "#", "-" },
+	};
+	size_t	 i;
+	char	*got;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		got = resfile_pool_name(cases[i][0]);
+		cr_assert_str_eq(got, cases[i][1], "%s", cases[i][0]);
+		free(got);
+	}
+}
+
+/* What a reader of containers/<id>/resources.sh finds, and whether it is
+ * a link. */
+static char *
+reads(const char *dir, const char *id, int *is_link)
+{
+	struct stat	 st;
+	char		*path, *got;
+
+	xasprintf(&path, "%s/containers/%s/resources.sh", dir, id);
+	cr_assert_eq(lstat(path, &st), 0, "%s", path);
+	*is_link = S_ISLNK(st.st_mode);
+	got = testlib_read(path, NULL);
+	free(path);
+	return (got);
+}
+
+/*
+ * Shared containers link to their pool's file: one write of the pool's
+ * file is what every one of them reads; a container that gets exclusive
+ * CPUs gets its own file in place of the link, and back, each time
+ * replacing what was there at once.
+ */
+Test(resfile, shared_containers_link_to_their_pool)
+{
+	static const char	 p1[] = "ALL_MEMS=\"0\"\nSHARED_CPUS=\"1-3\"\n";
+	static const char	 p2[] = "ALL_MEMS=\"0\"\nSHARED_CPUS=\"2-3\"\n";
+	static const char	 own[] = "ALL_MEMS=\"0\"\nEXCLUSIVE_CPUS=\"1\"\n";
+	char			*dir, *cause = NULL, *got, *pool, *cdir;
+	int			 link, i;
+
+	dir = testlib_tmpdir();
+	pool = resfile_pool_name("NUMA node #0");
+	cr_assert_eq(resfile_put_pool(dir, pool, p1, strlen(p1), &cause), 0,
+	    "%s", cause);
+	for (i = 0; i < 2; i++) {
+		char id[8];
+
+		snprintf(id, sizeof id, "c%d", i);
+		cr_assert(!resfile_linked(dir, id, pool));
+		cr_assert_eq(resfile_link(dir, id, pool, &cause), 0, "%s",
+		    cause);
+		cr_assert(resfile_linked(dir, id, pool));
+		got = reads(dir, id, &link);
+		cr_assert(link);
+		cr_assert_str_eq(got, p1);
+		free(got);
+	}
+	/* One write moves both. */
+	cr_assert_eq(resfile_put_pool(dir, pool, p2, strlen(p2), &cause), 0);
+	for (i = 0; i < 2; i++) {
+		got = reads(dir, i ? "c1" : "c0", &link);
+		cr_assert_str_eq(got, p2);
+		free(got);
+	}
+	/* c0 gets its own file, then the link again, then its own again:
+	 * the spare left by an exchange may be the old link. */
+	for (i = 0; i < 2; i++) {
+		cr_assert_eq(resfile_put(dir, "c0", own, strlen(own), &cause),
+		    0, "%s", cause);
+		got = reads(dir, "c0", &link);
+		cr_assert(!link);
+		cr_assert_str_eq(got, own);
+		free(got);
+		cr_assert(!resfile_linked(dir, "c0", pool));
+		cr_assert_eq(resfile_link(dir, "c0", pool, &cause), 0, "%s",
+		    cause);
+		got = reads(dir, "c0", &link);
+		cr_assert(link);
+		cr_assert_str_eq(got, p2);
+		free(got);
+	}
+	/* Removal takes the link and whatever is beside it, not the pool's
+	 * file. */
+	cr_assert_eq(resfile_remove(dir, "c0", &cause), 0, "%s", cause);
+	xasprintf(&cdir, "%s/containers", dir);
+	testlib_assert_listing(cdir, "c1");
+	free(cdir);
+	got = reads(dir, "c1", &link);
+	cr_assert_str_eq(got, p2);
+	free(got);
+	/* Unsafe names are refused. */
+	cr_assert_eq(resfile_link(dir, "..", pool, &cause), -EINVAL);
+	free(cause);
+	cause = NULL;
+	cr_assert_eq(resfile_put_pool(dir, "a/b", p1, strlen(p1), &cause),
+	    -EINVAL);
+	free(cause);
+	free(pool);
+	free(dir);
+}
