@@ -399,11 +399,20 @@ score_pools(struct scoring *sc)
 	const struct pool	*p, *a, *q;
 	const struct grant	*g;
 	const int		*pods, *nss;
+	const struct cpuset	*hpset, *lpset;
 	double			*aff, w, sum;
 	int			 id, full, part, k, np, lp, hp;
 
 	np = pool_tree_count(P->tree);
 	aff = xcalloc((size_t)np, sizeof *aff);
+	/* High and low priority capacity: P-cores and E-cores where the
+	 * machine has both kinds, else the CPU priorities (GetScore). */
+	hpset = topology_kind_cpus(P->topo, CORE_KIND_PERF);
+	lpset = topology_kind_cpus(P->topo, CORE_KIND_EFFICIENT);
+	if (cpuset_empty(hpset))
+		hpset = topology_prio_cpus(P->topo, CPU_PRIO_HIGH);
+	if (cpuset_empty(lpset))
+		lpset = topology_prio_cpus(P->topo, CPU_PRIO_LOW);
 	full = r->full;
 	part = r->fraction;
 	if (full == 0 && part == 0)
@@ -448,10 +457,8 @@ score_pools(struct scoring *sc)
 			if (!r->isolate || s->isolated < 0)
 				s->shared -= 1000 * full;
 			s->shared -= part;
-			hp = cpuset_and_count(topology_prio_cpus(P->topo,
-			    CPU_PRIO_HIGH), &sup->sharable);
-			lp = cpuset_and_count(topology_prio_cpus(P->topo,
-			    CPU_PRIO_LOW), &sup->sharable);
+			hp = cpuset_and_count(hpset, &sup->sharable);
+			lp = cpuset_and_count(lpset, &sup->sharable);
 			k = cpuset_and_count(topology_prio_cpus(P->topo,
 			    CPU_PRIO_NORMAL), &sup->sharable);
 			s->prio[CPU_PRIO_HIGH] = 1000 * hp - (1000 * full + part);

@@ -72,6 +72,7 @@ struct topology {
 	struct cpuset		 online;
 	struct cpuset		 isolated;
 	struct cpuset		 prio[CPU_PRIO_COUNT];
+	struct cpuset		 kinds[3];	/* online CPUs by core_kind */
 	struct topo_core	*cores;
 	int			 ncores;
 	int			 threads_per_core;
@@ -150,6 +151,8 @@ topology_clear(struct topology *t)
 	cpuset_clear(&t->isolated);
 	for (i = 0; i < CPU_PRIO_COUNT; i++)
 		cpuset_clear(&t->prio[i]);
+	for (i = 0; i < 3; i++)
+		cpuset_clear(&t->kinds[i]);
 
 	t->finished = 0;
 	t->cpus = NULL;
@@ -947,10 +950,14 @@ topology_derive_kinds(struct topology *t)
 {
 	int	i, seen[3] = { 0, 0, 0 }, n = 0;
 
+	for (i = 0; i < 3; i++)
+		cpuset_zero(&t->kinds[i]);
 	for (i = 0; i < t->ncpus; i++) {
 		t->cpus[i].kind = t->in_cpus[i].info.kind;
-		if (t->cpus[i].online && t->cpus[i].kind <= CORE_KIND_EFFICIENT)
+		if (t->cpus[i].online && t->cpus[i].kind <= CORE_KIND_EFFICIENT) {
 			seen[t->cpus[i].kind] = 1;
+			cpuset_add(&t->kinds[t->cpus[i].kind], t->cpus[i].id);
+		}
 	}
 	for (i = 0; i < 3; i++)
 		n += seen[i];
@@ -1008,6 +1015,14 @@ int
 topology_hybrid(const struct topology *t)
 {
 	return (t->hybrid);
+}
+
+const struct cpuset *
+topology_kind_cpus(const struct topology *t, enum core_kind kind)
+{
+	if ((int)kind < 0 || kind > CORE_KIND_EFFICIENT)
+		kind = CORE_KIND_UNKNOWN;
+	return (&t->kinds[kind]);
 }
 
 const struct cpuset *

@@ -155,6 +155,9 @@ const struct cpuset	*topology_isolated(const struct topology *);
 int			 topology_ncores(const struct topology *);
 int			 topology_threads_per_core(const struct topology *);
 int			 topology_hybrid(const struct topology *);
+/* Online CPUs of a core kind (CORE_KIND_UNKNOWN: not a hybrid core). */
+const struct cpuset	*topology_kind_cpus(const struct topology *,
+			     enum core_kind);
 /* Online CPUs of a priority; CPU_PRIO_NONE gives all online CPUs. */
 const struct cpuset	*topology_prio_cpus(const struct topology *,
 			     enum cpu_prio);

@@ -66,6 +66,7 @@ struct spec {
 	int		 sparse;
 	char		*isolated_text;
 	char		*offline_text;
+	char		*ecpus_text;
 	uint64_t	 mem;		/* bytes per CPU node */
 	int		 memnodes;
 	uint64_t	 memnodesize;	/* bytes per memory-only node */
@@ -77,6 +78,7 @@ struct spec {
 
 	struct cpuset	 isolated;
 	struct cpuset	 offline;
+	struct cpuset	 ecpus;		/* E-cores by CPU id, else ecores */
 };
 
 enum key_type {
@@ -124,6 +126,9 @@ static const struct key {
 	  "SIZE", "memory per memory-only node, default mem" },
 	{ "ecores", KEY_COUNT0, offsetof(struct spec, ecores), "N",
 	  "efficient cores per package (hybrid), default 0" },
+	{ "ecpus", KEY_LIST, offsetof(struct spec, ecpus_text), "CPULIST",
+	  "efficient cores by CPU (hybrid), whole cores; the rest are "
+	  "performance cores" },
 	{ "basefreq", KEY_FREQ, offsetof(struct spec, basefreq), "FREQ",
 	  "cpufreq base_frequency of every CPU" },
 	{ "ebasefreq", KEY_FREQ, offsetof(struct spec, ebasefreq), "FREQ",
@@ -248,6 +253,7 @@ spec_init(struct spec *s)
 	s->mem = 2 * KB * KB * KB;
 	cpuset_init(&s->isolated);
 	cpuset_init(&s->offline);
+	cpuset_init(&s->ecpus);
 }
 
 static void
@@ -255,9 +261,11 @@ spec_clear(struct spec *s)
 {
 	free(s->isolated_text);
 	free(s->offline_text);
+	free(s->ecpus_text);
 	free(s->epp);
 	cpuset_clear(&s->isolated);
 	cpuset_clear(&s->offline);
+	cpuset_clear(&s->ecpus);
 }
 
 static int
@@ -515,6 +523,35 @@ spec_cpus(const char *text, const char *key, const struct cpuset *all,
 	return (rc);
 }
 
+/* ecpus names whole cores, and leaves at least one performance core. */
+static int
+check_ecpus(const struct spec *s, int ncores, char **cause)
+{
+	int	c, t, in, first, perf = 0;
+
+	if (s->ecpus_text == NULL)
+		return (0);
+	for (c = 0; c < ncores; c++) {
+		first = cpuset_has(&s->ecpus, cpu_id(s, c, 0, ncores));
+		perf += !first;
+		for (t = 1; t < s->threads; t++) {
+			in = cpuset_has(&s->ecpus, cpu_id(s, c, t, ncores));
+			if (in != first) {
+				xasprintf(cause, "ecpus: cpu %d and cpu %d are "
+				    "threads of one core", cpu_id(s, c, 0,
+				    ncores), cpu_id(s, c, t, ncores));
+				return (-EINVAL);
+			}
+		}
+	}
+	if (perf == 0) {
+		xasprintf(cause, "ecpus: at least one core must be a "
+		    "performance core");
+		return (-EINVAL);
+	}
+	return (0);
+}
+
 static int
 spec_check(struct spec *s, char **cause)
 {
@@ -555,9 +592,14 @@ spec_check(struct spec *s, char **cause)
 		    "least one must be a performance core", s->ecores, per_pkg);
 		return (-EINVAL);
 	}
-	if (spec_given(s, "ebasefreq") &&
-	    (s->ecores == 0 || s->basefreq == 0)) {
-		xasprintf(cause, "ebasefreq needs ecores and basefreq");
+	if (spec_given(s, "ebasefreq") && ((s->ecores == 0 &&
+	    s->ecpus_text == NULL) || s->basefreq == 0)) {
+		xasprintf(cause, "ebasefreq needs ecores or ecpus, and "
+		    "basefreq");
+		return (-EINVAL);
+	}
+	if (s->ecores > 0 && s->ecpus_text != NULL) {
+		xasprintf(cause, "ecores and ecpus: give one of them");
 		return (-EINVAL);
 	}
 	if (spec_given(s, "memnodesize") && s->memnodes == 0) {
@@ -579,6 +621,9 @@ spec_check(struct spec *s, char **cause)
 		xasprintf(cause, "offline: cpu0 cannot go offline");
 		goto out;
 	}
+	if (spec_cpus(s->ecpus_text, "ecpus", &all, &s->ecpus, cause) != 0 ||
+	    check_ecpus(s, ncores, cause) != 0)
+		goto out;
 	rc = 0;
 out:
 	cpuset_clear(&all);
@@ -664,7 +709,11 @@ machine_new(const struct spec *s)
 		gnode = g / s->cores;
 		gdie = gnode / s->nodes;
 		cp = g % per_pkg;
-		ecore = cp >= per_pkg - s->ecores;
+		if (s->ecpus_text != NULL)
+			ecore = cpuset_has(&s->ecpus,
+			    cpu_id(s, g, 0, m->ncores));
+		else
+			ecore = cp >= per_pkg - s->ecores;
 		/* E-cores come last in a package, sharing an L2 by fours
 		 * within a node; every other core has its own. */
 		if (g % s->cores == 0)
@@ -1137,7 +1186,7 @@ write_cpus(struct writer *w, struct machine *m)
 			write_cpufreq(w, m, cpu, dir);
 	}
 
-	if (s->ecores == 0 || w->error != 0)
+	if ((s->ecores == 0 && s->ecpus_text == NULL) || w->error != 0)
 		return;
 	for (e = 0; e < 2; e++) {
 		cpuset_zero(&kind);

@@ -581,6 +581,28 @@ Test(mksysfs, hybrid_cpufreq_discovered)
 	free(dir);
 }
 
+/* E-cores by CPU list: the n4c16 machine of the Go policy's hybrid case,
+ * P-cores {0,1} and {4,5}, every other core efficient. */
+Test(mksysfs, hybrid_by_cpu_list)
+{
+	char		*dir = testlib_mksysfs("packages=2,nodes=2,cores=2,"
+	    "threads=2,numbering=adjacent,ecpus=2-3,6-15");
+	struct topology	*t = testlib_topology(dir);
+	int		 id;
+
+	assert_file(dir, "devices/cpu_core/cpus", "0-1,4-5");
+	assert_file(dir, "devices/cpu_atom/cpus", "2-3,6-15");
+	cr_assert(topology_hybrid(t));
+	for (id = 0; id < 16; id++) {
+		int	p = id == 0 || id == 1 || id == 4 || id == 5;
+
+		cr_assert_eq(topology_cpu(t, id)->kind, p ? CORE_KIND_PERF :
+		    CORE_KIND_EFFICIENT, "cpu %d", id);
+	}
+	topology_free(t);
+	free(dir);
+}
+
 /* Two dies: die_id and die lists, core ids still counted per package. */
 Test(mksysfs, dies)
 {
@@ -653,6 +675,10 @@ Test(mksysfs, bad_specs_refused)
 	refused("cores=4,ecores=4", "ecores");
 	refused("ebasefreq=1G", "ebasefreq");
 	refused("cores=4,ecores=2,ebasefreq=1G", "basefreq");
+	refused("cores=2,numbering=adjacent,ecpus=1", "threads of one core");
+	refused("cores=2,threads=1,ecpus=0-1", "performance core");
+	refused("cores=2,threads=1,ecores=1,ecpus=1", "one of them");
+	refused("cores=2,threads=1,ecpus=7", "ecpus");
 	refused("memnodesize=4G", "memnodesize");
 	refused("cores=2,isolated=9", "isolated");
 	refused("cores=2,isolated=0-x", "isolated");

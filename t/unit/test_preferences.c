@@ -308,3 +308,43 @@ Test(preferences, preserve_survives_a_restart)
 	json_decref(doc);
 	policy_free(R);
 }
+
+/*
+ * CPU priority on a hybrid machine (GetScore counts P-core capacity as
+ * high-priority capacity, E-cores as low): n4c16 with P-cores {0,1} and
+ * {4,5}, every other core efficient, 750m reserved (CPU 0), isolation not
+ * preferred. Three Guaranteed 1-CPU containers, the first and third
+ * preferring high priority: each of those gets a P-core, however the
+ * second has taken from the pools.
+ */
+Test(preferences, high_priority_gets_performance_cores)
+{
+	static const char *const ids[] = { "c0", "c1", "c2" };
+	const struct cpuset	*perf;
+	struct env		 d;
+	struct topology		*t;
+	size_t			 i;
+
+	t = testlib_topology(testlib_mksysfs("packages=2,nodes=2,cores=2,"
+	    "threads=2,numbering=adjacent,mem=2G,ecpus=2-3,6-15"));
+	env_open(&d, t, "{\"reservedResources\":{\"cpu\":\"750m\"},"
+	    "\"preferIsolatedCPUs\":false}");
+	perf = topology_kind_cpus(d.topo, CORE_KIND_PERF);
+	testlib_assert_set(perf, "0-1,4-5");
+	for (i = 0; i < 3; i++) {
+		cr_assert_eq(env_create(&d, ids[i], "G", 1000, 1000, NULL,
+		    i != 1 ? "prefer-cpu-priority.resource-policy.nri.io=high" :
+		    NULL, NULL), 0, "%s: %s", ids[i], d.cause);
+		cr_assert_eq(cpuset_count(&d.fx.self.cpus), 1);
+		if (i != 1)
+			cr_assert(cpuset_subset(&d.fx.self.cpus, perf),
+			    "%s got an E-core", ids[i]);
+	}
+	/* A fourth wanting high priority: one P-core is left (CPU 0 is
+	 * reserved), and it gets it. */
+	cr_assert_eq(env_create(&d, "c3", "G", 1000, 1000, NULL,
+	    "prefer-cpu-priority.resource-policy.nri.io=high", NULL), 0,
+	    "%s", d.cause);
+	cr_assert(cpuset_subset(&d.fx.self.cpus, perf), "c3 got an E-core");
+	env_close(&d);
+}
