@@ -38,6 +38,7 @@
 
 #include "adminproto.h"
 #include "admin.h"
+#include "gate.h"
 #include "log.h"
 #include "unixsock.h"
 #include "metrics.h"
@@ -110,9 +111,18 @@ conn_kill(struct admin_conn *c)
 		return;
 	c->dead = 1;
 	c->admin->nconns--;
+	gate_leave(c->admin->srv->gate, c->bev);
 	bufferevent_disable(c->bev, EV_READ | EV_WRITE);
 	evtimer_del(c->ev_timeout);
 	event_active(c->admin->ev_reap, EV_TIMEOUT, 0);
+}
+
+static void
+gate_drop_cb(void *arg)
+{
+	log_warnx("admin: closing a connection: the state could not be made "
+	    "durable, its answer is withdrawn");
+	conn_kill(arg);
 }
 
 static void
@@ -123,6 +133,7 @@ conn_free(struct admin_conn *c)
 	TAILQ_REMOVE(&a->conns, c, entry);
 	if (!c->dead)
 		a->nconns--;
+	gate_leave(a->srv->gate, c->bev);
 	bufferevent_free(c->bev);
 	event_free(c->ev_timeout);
 	adminproto_clear(&c->proto);
@@ -636,6 +647,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 		conn_kill(c);
 		return;
 	}
+	gate_join(a->srv->gate, c->bev, gate_drop_cb, c);
 	log_debug("admin: connection of uid %lu pid %ld",
 	    (unsigned long)cred.uid, (long)cred.pid);
 }

@@ -631,6 +631,7 @@ dra_new(struct server *srv, struct kube *kube, struct dra **out,
 	xasprintf(&d->dir, "%s/%s", plugins, d->driver);
 	xasprintf(&d->path, "%s/dra.sock", d->dir);
 	d->h2 = h2_server_new(srv->base, "DRA");
+	h2_server_set_gate(d->h2, srv->gate);
 	h2_server_add(d->h2, SVC_V1 "NodePrepareResources", prepare, d);
 	h2_server_add(d->h2, SVC_V1 "NodeUnprepareResources", unprepare, d);
 	h2_server_add(d->h2, SVC_V1BETA1 "NodePrepareResources", prepare, d);

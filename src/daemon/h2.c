@@ -39,6 +39,7 @@
 #include "h2.h"
 #include "pbcheck.h"
 #include "unixsock.h"
+#include "gate.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -98,6 +99,7 @@ struct h2_method {
 
 struct h2_server {
 	struct event_base	*base;
+	struct gate		*gate;		/* NULL: output never held */
 	char			*name;
 	char			*path;
 	dev_t			 dev;
@@ -155,6 +157,7 @@ conn_free(struct h2_conn *c)
 	nghttp2_session_del(c->session);
 	while ((st = TAILQ_FIRST(&c->streams)) != NULL)
 		stream_free(st);
+	gate_leave(c->srv->gate, c->bev);
 	bufferevent_free(c->bev);
 	event_free(c->ev_timeout);
 	LIST_REMOVE(c, entry);
@@ -171,9 +174,20 @@ conn_kill(struct h2_conn *c)
 		return;
 	c->dead = 1;
 	c->srv->nconns--;
+	gate_leave(c->srv->gate, c->bev);
 	bufferevent_disable(c->bev, EV_READ | EV_WRITE);
 	evtimer_del(c->ev_timeout);
 	event_active(c->srv->ev_reap, EV_TIMEOUT, 0);
+}
+
+static void
+gate_drop_cb(void *arg)
+{
+	struct h2_conn	*c = arg;
+
+	log_warnx("%s: closing a connection: the state could not be made "
+	    "durable, its answers are withdrawn", c->srv->name);
+	conn_kill(c);
 }
 
 static void
@@ -806,6 +820,8 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 		conn_kill(c);
 		return;
 	}
+	if (srv->gate != NULL)
+		gate_join(srv->gate, c->bev, gate_drop_cb, c);
 	c->timing = 1;
 	/* gRPC clients wait for the server's SETTINGS before any call. */
 	nghttp2_submit_settings(c->session, NGHTTP2_FLAG_NONE, set, 1);
@@ -819,6 +835,12 @@ accept_error_cb(struct evconnlistener *l, void *arg)
 
 	(void)l;
 	log_warn("%s: accept on %s", srv->name, srv->path);
+}
+
+void
+h2_server_set_gate(struct h2_server *srv, struct gate *g)
+{
+	srv->gate = g;
 }
 
 struct h2_server *

@@ -39,6 +39,9 @@ typedef void	(*h2_handler)(struct h2_call *, const uint8_t *, size_t,
 
 /* name is for the log ("registration", "DRA"). */
 struct h2_server *h2_server_new(struct event_base *, const char *name);
+/* Its connections' output waits behind the gate (gate.h). */
+struct gate;
+void	h2_server_set_gate(struct h2_server *, struct gate *);
 /* Frees the connections (pending calls become dead handles) and removes
  * the socket. NULL is a no-op. */
 void	h2_server_free(struct h2_server *);

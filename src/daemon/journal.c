@@ -53,6 +53,11 @@ struct journal {
 	int		 records;	/* records since the snapshot */
 	size_t		 compact_min;	/* JOURNAL_COMPACT_MIN */
 	unsigned long	 compactions;
+	/* Records written since the last sync, and where it left off. */
+	int		 unsynced;
+	size_t		 synced_size;
+	uint64_t	 synced_seq;
+	int		 synced_records;
 };
 
 #ifdef TOPOAWARE_DEBUG_HOOKS
@@ -87,11 +92,49 @@ debug_crash(const char *point)
 		return (0);
 	return (1);
 }
+
+/*
+ * TOPOAWARE_DEBUG_FAIL=journal-sync:N fails the Nth sync (EIO);
+ * journal-sync:/PATH fails every sync while PATH exists.
+ */
+static int
+debug_fail_sync(void)
+{
+	static long	 left = -1;
+	static int	 read_env;
+	static char	*path;
+	const char	*v, *name = "journal-sync:";
+	char		*end;
+
+	if (!read_env) {
+		read_env = 1;
+		if ((v = getenv("TOPOAWARE_DEBUG_FAIL")) != NULL &&
+		    strncmp(v, name, strlen(name)) == 0) {
+			v += strlen(name);
+			if (*v == '/')
+				path = xstrdup(v);
+			else {
+				left = strtol(v, &end, 10);
+				if (*end != '\0' || left < 1)
+					left = -1;
+			}
+		}
+	}
+	if (path != NULL)
+		return (access(path, F_OK) == 0);
+	return (left > 0 && --left == 0);
+}
 #else
 static int
 debug_crash(const char *point)
 {
 	(void)point;
+	return (0);
+}
+
+static int
+debug_fail_sync(void)
+{
 	return (0);
 }
 #endif
@@ -368,12 +411,10 @@ int
 journal_append(struct journal *j, const char *data, size_t len,
     int nrecords, char **cause)
 {
-	struct timespec	 t0;
 	size_t		 done = 0;
 	ssize_t		 n;
 	int		 rc;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* A snapshot that could not start its journal: try again. */
 	if (j->fd == -1 && (rc = open_journal(j, 0, cause)) != 0)
 		return (rc);
@@ -391,14 +432,15 @@ journal_append(struct journal *j, const char *data, size_t len,
 		}
 		done += (size_t)n;
 	}
-	if (fdatasync(j->fd) == -1) {
-		rc = atomicfile_syserr(cause, "fdatasync", j->path);
-		goto fail;
+	if (!j->unsynced) {
+		j->unsynced = 1;
+		j->synced_size = j->size;
+		j->synced_seq = j->seq;
+		j->synced_records = j->records;
 	}
 	j->size += len;
 	j->seq += (uint64_t)nrecords;
 	j->records += nrecords;
-	metrics_observe("journal_sync", since(&t0));
 	metrics_set("journal_bytes", (double)j->size);
 	metrics_set("journal_pending_records", (double)j->records);
 	while (nrecords-- > 0)
@@ -408,6 +450,45 @@ fail:
 	/* Nothing of an unacknowledged change may stay to be replayed. */
 	if (done > 0 && ftruncate(j->fd, (off_t)j->size) == -1)
 		log_warn("cannot cut %s back to %zu bytes", j->path, j->size);
+	metrics_inc("errors", "kind", "state_write");
+	return (rc);
+}
+
+int
+journal_unsynced(const struct journal *j)
+{
+	return (j->unsynced);
+}
+
+int
+journal_sync(struct journal *j, char **cause)
+{
+	struct timespec	 t0;
+	int		 rc;
+
+	if (!j->unsynced)
+		return (0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (debug_fail_sync()) {
+		errno = EIO;
+		rc = atomicfile_syserr(cause, "fdatasync", j->path);
+	} else if (fdatasync(j->fd) == -1)
+		rc = atomicfile_syserr(cause, "fdatasync", j->path);
+	else {
+		j->unsynced = 0;
+		metrics_observe("journal_sync", since(&t0));
+		return (0);
+	}
+	/* None of them was acknowledged: none may be replayed. */
+	if (ftruncate(j->fd, (off_t)j->synced_size) == -1)
+		log_warn("cannot cut %s back to %zu bytes", j->path,
+		    j->synced_size);
+	j->size = j->synced_size;
+	j->seq = j->synced_seq;
+	j->records = j->synced_records;
+	j->unsynced = 0;
+	metrics_set("journal_bytes", (double)j->size);
+	metrics_set("journal_pending_records", (double)j->records);
 	metrics_inc("errors", "kind", "state_write");
 	return (rc);
 }
@@ -469,6 +550,7 @@ journal_snapshot(struct journal *j, const char *text, size_t len,
 		goto out;
 	j->snapsize = len;
 	j->records = 0;
+	j->unsynced = 0;	/* all of it is in the snapshot */
 	j->compactions++;
 	metrics_inc("journal_compactions", NULL, NULL);
 	metrics_set("journal_pending_records", 0);

@@ -2,7 +2,8 @@
  * The state on disk as a snapshot and a journal (SPEC R-STATE-1): the
  * snapshot <state-dir>/state.json holds every grant as of its sequence
  * number "seq"; <state-dir>/journal holds one record (jrec.h) per change
- * acknowledged since, each made durable (fdatasync) before anyone is told.
+ * acknowledged since, made durable (one fdatasync for the changes of a
+ * loop turn) before anyone is told.
  * When the journal outgrows the snapshot a new snapshot is written and
  * the old pair kept one generation back (state.json.prev, journal.prev).
  * Plain blocking file I/O on the state folder; no libevent.
@@ -54,12 +55,20 @@ void	journal_free(struct journal *);
 /* The next sequence number, for the record to be written. */
 uint64_t journal_next(const struct journal *);
 /*
- * Appends len bytes of framed records and makes them durable, all at once.
- * On failure nothing of them stays in the file (it is cut back) and the
+ * Appends len bytes of framed records, written but not yet durable. On
+ * failure nothing of them stays in the file (it is cut back) and the
  * sequence numbers are not used.
  */
 int	journal_append(struct journal *, const char *data, size_t len,
 	    int nrecords, char **cause);
+/*
+ * Makes every record appended since the last sync durable: one fdatasync
+ * for all the changes of a loop turn. On failure they are all cut off the
+ * file and their sequence numbers given back, as never written.
+ */
+int	journal_sync(struct journal *, char **cause);
+/* Records appended and not yet synced. */
+int	journal_unsynced(const struct journal *);
 /* Records since the snapshot. */
 int	journal_records(const struct journal *);
 /* Whether the journal has outgrown its snapshot. */

@@ -122,8 +122,8 @@ static struct histogram histograms[] = {
 	  { 0 }, 0, 0 },
 	{ "dra_request", "Time to handle one request from the kubelet.",
 	  { 0 }, 0, 0 },
-	{ "journal_sync", "Time to append and sync the records of one "
-	  "change to the state journal.", { 0 }, 0, 0 },
+	{ "journal_sync", "Time to sync the state journal once for the "
+	  "changes of one loop turn (group commit).", { 0 }, 0, 0 },
 };
 #define NHISTOGRAMS	(sizeof histograms / sizeof histograms[0])
 

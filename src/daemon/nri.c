@@ -33,6 +33,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "gate.h"
 #include "log.h"
 #include "metrics.h"
 #include "claimcheck.h"
@@ -419,8 +420,10 @@ conn_free(struct conn *c)
 	ttrpc_reader_free(c->rd_plugin);
 	ttrpc_reader_free(c->rd_runtime);
 	mux_free(c->mux);
-	if (c->bev != NULL)
+	if (c->bev != NULL) {
+		gate_leave(c->n->srv->gate, c->bev);
 		bufferevent_free(c->bev);
+	}
 	free(c);
 }
 
@@ -451,9 +454,19 @@ conn_fail(struct conn *c, const char *kind, const char *fmt, ...)
 	metrics_inc("nri_events", "event", "disconnect");
 	if (kind != NULL)
 		metrics_inc("errors", "kind", kind);
-	if (c->bev != NULL)
+	if (c->bev != NULL) {
+		gate_leave(n->srv->gate, c->bev);
 		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+	}
 	event_active(n->ev_close, EV_TIMEOUT, 0);
+}
+
+/* The group commit failed: what this connection holds must not go. */
+static void
+gate_drop_cb(void *arg)
+{
+	conn_fail(arg, NULL, "the state could not be made durable; the "
+	    "answers of the last changes are withdrawn");
 }
 
 /* 100 ms, doubling up to the cap; back to 100 ms once synchronized. */
@@ -1613,6 +1626,7 @@ conn_new(struct nri *n, int fd)
 		conn_free(c);
 		return (NULL);
 	}
+	gate_join(n->srv->gate, c->bev, gate_drop_cb, c);
 	return (c);
 }
 

@@ -25,6 +25,7 @@
 #include "claimcheck.h"
 #include "event.h"
 #include "exports.h"
+#include "gate.h"
 #include "journal.h"
 #include "jrec.h"
 #include "dra.h"
@@ -46,6 +47,8 @@
 #include "xmalloc.h"
 
 static void	exports_cb(evutil_socket_t, short, void *);
+static void	turn_cb(evutil_socket_t, short, void *);
+static int	turn_end(struct server *, char **);
 
 /*
  * Reads the config file once, without blocking (a FIFO in its place would
@@ -336,6 +339,7 @@ server_init(struct server *srv, const struct server_opts *o, char **cause)
 	srv->last_reload.ok = 1;
 	srv->last_reload.generation = 1;
 	srv->exports = exports_new(o->state_dir);
+	srv->gate = gate_new();
 
 	/* An absent file is the defaults here, and only here. */
 	if ((rc = sysfs_discover(o->sysfs_root, &srv->topo, cause)) != 0 ||
@@ -498,8 +502,9 @@ server_start(struct server *srv, char **cause)
 	if (save_snapshot(srv, cause) != 0)
 		return (-EIO);
 	srv->ev_exports = evtimer_new(srv->base, exports_cb, srv);
-	if (srv->ev_exports == NULL) {
-		xasprintf(cause, "cannot create the export timer");
+	srv->ev_turn = evtimer_new(srv->base, turn_cb, srv);
+	if (srv->ev_exports == NULL || srv->ev_turn == NULL) {
+		xasprintf(cause, "cannot create the export timers");
 		return (-ENOMEM);
 	}
 	log_info("topoawared %s started: %d CPUs online, %d containers and "
@@ -527,6 +532,9 @@ server_clear(struct server *srv)
 {
 	char	*why = NULL;
 
+	/* A turn still open ends first: a failed sync undoes it. */
+	if (srv->journal != NULL && srv->gate != NULL && srv->policy != NULL)
+		(void)turn_end(srv, NULL);
 	/* Written out whole at the end: an older binary finds it all in
 	 * state.json, and the next start has no journal to replay. */
 	if (srv->journal != NULL && srv->policy != NULL &&
@@ -559,7 +567,12 @@ server_clear(struct server *srv)
 		event_free(srv->ev_watchdog);
 	if (srv->ev_exports != NULL)
 		event_free(srv->ev_exports);
+	if (srv->ev_turn != NULL)
+		event_free(srv->ev_turn);
 	exports_free(srv->exports);
+	/* After every connection has left it. */
+	gate_free(srv->gate);
+	free(srv->turn);
 	if (srv->base != NULL)
 		event_base_free(srv->base);
 	journal_free(srv->journal);
@@ -594,6 +607,9 @@ exports_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct server	*srv = arg;
 
+	/* After the turn's group commit, which flushes them itself. */
+	if (srv->ev_turn != NULL && evtimer_pending(srv->ev_turn, NULL))
+		return;
 	exports_flush(srv->exports, srv->policy);
 }
 
@@ -658,22 +674,112 @@ log_effects(struct server *srv, const struct policy_effects *fx)
 		export_later(srv, fx->updates[i].id, 0);
 }
 
+/* How commit treats a change that cannot be made durable. */
+#define COMMIT_UNDO	0	/* undone, the error answered */
+#define COMMIT_KEEP	1	/* kept in memory: the runtime did it */
+#define COMMIT_NOW	2	/* undone; synced at once, not with the turn */
+
+/*
+ * The end of a loop turn: one fdatasync for every record the turn
+ * appended (group commit), then the peers' output goes, then the
+ * exports. If the sync fails, the turn's changes are undone in reverse
+ * order, the connections holding answers to them are closed (their peers
+ * ask again), and nothing more is acknowledged before a whole snapshot.
+ */
+static int
+turn_end(struct server *srv, char **cause)
+{
+	struct policy_effects	*fx;
+	char			*why = NULL;
+	int			 i, dropped, rc;
+
+	if ((rc = journal_sync(srv->journal, &why)) != 0) {
+		server_set_error(srv, "cannot make the state durable: %s",
+		    why);
+		log_warnx("cannot make the state durable: %s; the %d "
+		    "changes of this turn are undone", why, srv->turn_n);
+		if (cause != NULL)
+			*cause = why;
+		else
+			free(why);
+		why = NULL;
+		for (i = srv->turn_n - 1; i >= 0; i--)
+			policy_undo(srv->policy, srv->turn[i]);
+		srv->need_snapshot = 1;
+		dropped = gate_drop(srv->gate);
+		if (dropped > 0)
+			log_warnx("%d connections closed: their answers told "
+			    "of undone changes", dropped);
+	} else
+		gate_open(srv->gate);
+	for (i = 0; i < srv->turn_n; i++) {
+		fx = srv->turn[i];
+		policy_effects_clear(fx);
+		free(fx);
+	}
+	srv->turn_n = 0;
+	/* Compacted after the changes are safe; a failure only waits. */
+	if (!srv->need_snapshot && journal_wants_snapshot(srv->journal) &&
+	    save_snapshot(srv, &why) != 0) {
+		log_warnx("cannot compact the state journal: %s", why);
+		free(why);
+	}
+	exports_flush(srv->exports, srv->policy);
+	return (rc);
+}
+
+static void
+turn_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)turn_end(arg, NULL);
+}
+
+/* A record of this turn is written: hold the output until it is durable,
+ * and keep what undoes the change (none when it must be kept). */
+static void
+turn_add(struct server *srv, struct policy_effects *fx, int keep)
+{
+	static const struct timeval	 now = { 0, 0 };
+	struct policy_effects		*u;
+
+	if (!keep) {
+		u = xmalloc(sizeof *u);
+		policy_effects_init(u);
+		u->undo = fx->undo;
+		fx->undo = NULL;
+		if (srv->turn_n == srv->turn_cap) {
+			srv->turn_cap = srv->turn_cap ? 2 * srv->turn_cap : 16;
+			srv->turn = xreallocarray(srv->turn,
+			    (size_t)srv->turn_cap, sizeof *srv->turn);
+		}
+		srv->turn[srv->turn_n++] = u;
+	}
+	gate_hold(srv->gate);
+	if (srv->ev_turn == NULL)
+		(void)turn_end(srv, NULL);	/* not serving yet: at once */
+	else if (!evtimer_pending(srv->ev_turn, NULL))
+		evtimer_add(srv->ev_turn, &now);
+}
+
 /*
  * The one commit. The change of the operation whose effects are fx (the
- * last one made) is made durable as one journal record holding the
- * event (JSON text, consumed) and the grants it changed, before anyone is
- * told. If that fails the change is undone and the error returned, unless
- * keep: what the runtime cannot refuse (a container gone) stays in memory
- * and the next commit writes a whole snapshot first. Then the effects:
- * the log, the exports after this turn, the NRT object.
+ * last one made) is written as one journal record holding the event (JSON
+ * text, consumed) and the grants it changed; the turn's group commit
+ * makes it durable before anyone is told (output waits behind the gate).
+ * If the record cannot be written the change is undone and the error
+ * returned, unless COMMIT_KEEP: what the runtime cannot refuse (a
+ * container gone) stays in memory and the next commit writes a whole
+ * snapshot first. COMMIT_NOW syncs at once (a reload, whose undo must
+ * happen before the server lets its old config go). Then the effects: the
+ * log, the exports after this turn, the NRT object.
  */
 static int
 commit(struct server *srv, struct policy_effects *fx, const char *what,
-    char *event, int keep, char **cause)
+    char *event, int how, char **cause)
 {
 	char	*why = NULL, *rec = NULL, *framed = NULL;
 	size_t	 len, flen;
-	int	 rc = 0;
+	int	 rc = 0, keep = how == COMMIT_KEEP, wrote = 0;
 
 	if (!fx->save && !srv->need_snapshot)
 		goto done;
@@ -686,7 +792,20 @@ commit(struct server *srv, struct policy_effects *fx, const char *what,
 		rec = policy_record_text(srv->policy, fx, event, &len);
 		framed = jrec_encode(journal_next(srv->journal), rec, len,
 		    &flen);
-		rc = journal_append(srv->journal, framed, flen, 1, &why);
+		if ((rc = journal_append(srv->journal, framed, flen, 1,
+		    &why)) == 0)
+			wrote = 1;
+	}
+	if (rc == 0 && wrote && how == COMMIT_NOW) {
+		/* The turn ends here; a failure undoes it, this change too. */
+		turn_add(srv, fx, 0);
+		if ((rc = turn_end(srv, &why)) != 0) {
+			xasprintf(cause, "%s: cannot save the state: %s", what,
+			    why);
+			free(why);
+			goto out;
+		}
+		goto done;
 	}
 	if (rc != 0) {
 		xasprintf(cause, "%s: cannot save the state: %s", what, why);
@@ -703,12 +822,8 @@ commit(struct server *srv, struct policy_effects *fx, const char *what,
 			policy_undo(srv->policy, fx);
 		goto out;
 	}
-	/* Compacted after the change is safe; a failure only waits. */
-	if (journal_wants_snapshot(srv->journal) &&
-	    save_snapshot(srv, &why) != 0) {
-		log_warnx("cannot compact the state journal: %s", why);
-		free(why);
-	}
+	if (wrote)
+		turn_add(srv, fx, keep);
 done:
 	log_effects(srv, fx);
 	if (srv->nrt != NULL && (fx->save || fx->nupdates > 0))
@@ -737,7 +852,8 @@ server_create(struct server *srv, const struct container_spec *s,
 		refused(srv, "create", *cause);
 		return (rc);
 	}
-	if ((rc = commit(srv, fx, "create", event_create(s), 0, cause)) != 0)
+	if ((rc = commit(srv, fx, "create", event_create(s), COMMIT_UNDO,
+	    cause)) != 0)
 		return (rc);
 	metrics_inc("allocations", "kind", "container");
 	return (0);
@@ -753,8 +869,8 @@ server_update(struct server *srv, const char *id, long long req,
 		refused(srv, "update", *cause);
 		return (rc);
 	}
-	return (commit(srv, fx, "update", event_update(id, req, lim), 0,
-	    cause));
+	return (commit(srv, fx, "update", event_update(id, req, lim),
+	    COMMIT_UNDO, cause));
 }
 
 int
@@ -768,7 +884,7 @@ server_remove(struct server *srv, const char *id, struct policy_effects *fx,
 	if (!fx->save)
 		return (0);
 	/* The runtime removes it whatever we say: kept if not saved. */
-	rc = commit(srv, fx, "remove", event_remove(id), 1, cause);
+	rc = commit(srv, fx, "remove", event_remove(id), COMMIT_KEEP, cause);
 	export_later(srv, id, 1);
 	metrics_inc("releases", "kind", "container");
 	return (rc);
@@ -793,7 +909,7 @@ server_sync(struct server *srv, const struct container_spec *specs, int n,
 		refused(srv, "sync", *cause);
 		return (rc);
 	}
-	if ((rc = commit(srv, fx, "sync", event_sync(specs, n), 0,
+	if ((rc = commit(srv, fx, "sync", event_sync(specs, n), COMMIT_UNDO,
 	    cause)) != 0) {
 		/* Nothing more is acknowledged before a whole snapshot. */
 		srv->need_snapshot = 1;
@@ -802,8 +918,8 @@ server_sync(struct server *srv, const struct container_spec *specs, int n,
 	/* The old state a sync replaced is freed: its pages go back too
 	 * (some 250 KiB with 1,000 containers). */
 	malloc_trim(0);
-	/* Containers that ended while we were away leave no file behind. */
-	exports_flush(srv->exports, srv->policy);
+	/* Containers that ended while we were away leave no file behind
+	 * (the new ones are written when the turn's changes are durable). */
 	if ((gone = resfile_prune(srv->opts.state_dir,
 	    known_container, srv, &why)) < 0) {
 		log_warnx("%s", why);
@@ -845,8 +961,8 @@ server_claim(struct server *srv, const char *uid,
 		policy_undo(srv->policy, fx);
 		return (rc);
 	}
-	if ((rc = commit(srv, fx, "claim", event_claim(uid, res, n, meta), 0,
-	    cause)) != 0) {
+	if ((rc = commit(srv, fx, "claim", event_claim(uid, res, n, meta),
+	    COMMIT_UNDO, cause)) != 0) {
 		if (!held && cdi_remove(srv->opts.cdi_dir, driver, uid,
 		    &why) != 0) {
 			log_warnx("%s", why);
@@ -875,7 +991,7 @@ server_claim_consumers(struct server *srv, const char *uid,
 	}
 	/* Undone when not saved: it is read again the next time. */
 	if ((rc = commit(srv, &fx, "claim consumers", event_consumers(uid,
-	    meta), 0, cause)) == 0)
+	    meta), COMMIT_UNDO, cause)) == 0)
 		server_push_updates(srv, &fx);
 	policy_effects_clear(&fx);
 	return (rc);
@@ -894,7 +1010,7 @@ server_release(struct server *srv, const char *uid, struct policy_effects *fx,
 	 */
 	if ((rc = policy_release(srv->policy, uid, fx)) != 0)
 		return (rc);
-	if ((rc = commit(srv, fx, "release", event_release(uid), 0,
+	if ((rc = commit(srv, fx, "release", event_release(uid), COMMIT_UNDO,
 	    cause)) != 0)
 		return (rc);
 	if (fx->save)
@@ -1017,8 +1133,8 @@ server_reload(struct server *srv, const char *why, char **cause)
 	/* Refused when it does not fit, or cannot be saved (then undone):
 	 * it may do later, so no memory of it. */
 	if ((rc = policy_reconfigure(srv->policy, cfg, &fx, &err)) != 0 ||
-	    (rc = commit(srv, &fx, "reload", event_reconfigure(text, len), 0,
-	    &err)) != 0) {
+	    (rc = commit(srv, &fx, "reload", event_reconfigure(text, len),
+	    COMMIT_NOW, &err)) != 0) {
 		free(text);
 		config_free(cfg);
 		policy_effects_clear(&fx);

@@ -57,6 +57,8 @@ struct nrt;
 struct claimcheck;
 struct journal;
 struct exports;
+struct gate;
+struct policy_effects;
 struct strmap;
 
 struct server {
@@ -84,6 +86,13 @@ struct server {
 	int			 journal_damaged;	/* keep CDI specs */
 	struct exports		*exports;	/* resources.sh to write */
 	struct event		*ev_exports;
+	/* The group commit: peers' output waits behind the gate until the
+	 * turn's records are durable; turn[] undoes the turn's changes. */
+	struct gate		*gate;
+	struct event		*ev_turn;
+	struct policy_effects	**turn;
+	int			 turn_n;
+	int			 turn_cap;
 
 	struct event		*ev_sigterm;
 	struct event		*ev_sigint;

@@ -237,11 +237,12 @@ Test(pool, server_memory_offers)
 Test(pool, hbm_offered_when_asked)
 {
 	struct fixture	 f;
-	struct topology	*t;
+	char		*dir;
 
-	t = testlib_topology(testlib_mksysfs("packages=2,nodes=2,cores=2,"
-	    "threads=2,mem=4G,memnodes=4,memnodesize=1G"));
-	build(&f, t, "0");
+	dir = testlib_mksysfs("packages=2,nodes=2,cores=2,threads=2,mem=4G,"
+	    "memnodes=4,memnodesize=1G");
+	build(&f, testlib_topology(dir), "0");
+	free(dir);
 	assert_offer(&f, "NUMA node #1", HBM, "5");
 	assert_offer(&f, "NUMA node #1", DRAM | HBM, "1,5");
 	assert_offer(&f, "NUMA node #1", DRAM, "1");

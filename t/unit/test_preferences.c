@@ -322,12 +322,12 @@ Test(preferences, high_priority_gets_performance_cores)
 	static const char *const ids[] = { "c0", "c1", "c2" };
 	const struct cpuset	*perf;
 	struct env		 d;
-	struct topology		*t;
+	char			*dir;
 	size_t			 i;
 
-	t = testlib_topology(testlib_mksysfs("packages=2,nodes=2,cores=2,"
-	    "threads=2,numbering=adjacent,mem=2G,ecpus=2-3,6-15"));
-	env_open(&d, t, "{\"reservedResources\":{\"cpu\":\"750m\"},"
+	dir = testlib_mksysfs("packages=2,nodes=2,cores=2,threads=2,"
+	    "numbering=adjacent,mem=2G,ecpus=2-3,6-15");
+	env_open(&d, testlib_topology(dir), "{\"reservedResources\":{\"cpu\":\"750m\"},"
 	    "\"preferIsolatedCPUs\":false}");
 	perf = topology_kind_cpus(d.topo, CORE_KIND_PERF);
 	testlib_assert_set(perf, "0-1,4-5");
@@ -347,4 +347,5 @@ Test(preferences, high_priority_gets_performance_cores)
 	    "%s", d.cause);
 	cr_assert(cpuset_subset(&d.fx.self.cpus, perf), "c3 got an E-core");
 	env_close(&d);
+	free(dir);
 }
