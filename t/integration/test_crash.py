@@ -48,12 +48,6 @@ RESERVED = {3, 11}
 CONFIG = {"reservedResources": {"cpu": "cpuset:3,11"}}
 
 
-def debug_hooks():
-    out = subprocess.run([os.path.join(tap.builddir(), "topoawared"), "-V"],
-                         capture_output=True, text=True, timeout=10).stdout
-    return "(debug hooks)" in out
-
-
 def state_path(s):
     return os.path.join(s.d.state_dir, "state.json")
 
@@ -262,7 +256,7 @@ def test_sigkill_during_a_workload():
 
 
 def test_crash_before_the_rename_keeps_the_old_state():
-    if not debug_hooks():
+    if not tap.debug_hooks():
         raise tap.Skip("built without --enable-debug-hooks")
     with Session(CONFIG) as s:
         s.start()
@@ -706,7 +700,7 @@ def test_sigkill_during_claims_and_containers():
     seed = OPTS.seed if OPTS.seed is not None else random.randrange(1 << 30)
     print("# seed %d (rerun with --seed %d)" % (seed, seed), flush=True)
     rnd = random.Random(seed)
-    hooks = debug_hooks()
+    hooks = tap.debug_hooks()
     with Mixed(seed) as w:
         w.start()
         total = hooked_rounds = 0

@@ -5,7 +5,6 @@ stall comes from the admin command debug-stall, built only with
 
 import os
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -13,12 +12,6 @@ import time
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
 from daemon import Daemon  # noqa: E402
-
-
-def debug_hooks():
-    out = subprocess.run([os.path.join(tap.builddir(), "topoawared"), "-V"],
-                         capture_output=True, text=True, timeout=10).stdout
-    return "(debug hooks)" in out
 
 
 def pings(s, until):
@@ -38,7 +31,7 @@ def pings(s, until):
 
 
 def test_pings_stop_while_the_loop_is_stalled():
-    if not debug_hooks():
+    if not tap.debug_hooks():
         raise tap.Skip("built without --enable-debug-hooks")
     # 0.4 s: the loop should ping every 0.2 s.
     with Daemon(config={"reservedResources": {"cpu": "cpuset:3,11"}},
@@ -66,7 +59,7 @@ def test_pings_stop_while_the_loop_is_stalled():
 
 
 def test_bad_stall_arguments_are_refused():
-    if not debug_hooks():
+    if not tap.debug_hooks():
         raise tap.Skip("built without --enable-debug-hooks")
     with Daemon(config={"reservedResources": {"cpu": "cpuset:3,11"}}) as d:
         d.start()

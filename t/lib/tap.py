@@ -27,6 +27,13 @@ def builddir():
     return os.environ["TOPOAWARE_BUILDDIR"]
 
 
+def debug_hooks():
+    """Whether the daemon was built with --enable-debug-hooks."""
+    out = subprocess.run([os.path.join(builddir(), "topoawared"), "-V"],
+                         capture_output=True, text=True, timeout=10).stdout
+    return "(debug hooks)" in out
+
+
 def srcdir():
     return os.environ["TOPOAWARE_SRCDIR"]
 
