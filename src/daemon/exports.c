@@ -5,7 +5,7 @@
  * the flush renders each one's text and writes it only when a digest of
  * what the file holds says it changed (after a start, a file is read back
  * once to learn it). A shared container says exactly what its pool's file
- * says, so its file is a link to pools/<pool>/resources.sh: when a claim
+ * says, so its folder is a link to pools/<pool>: when a claim
  * or an exclusive container moves a pool's shared CPUs, the pool's one
  * file is rewritten and the links stay. Failures are logged and counted,
  * and the file is tried again the next time it is queued.
@@ -172,7 +172,7 @@ out:
 	return (rc);
 }
 
-/* A shared container: the link to its pool's file, and that file. */
+/* A shared container: the link to its pool's folder, and its file. */
 static void
 export_linked(struct exports *ex, const struct policy *P, const char *id,
     const struct pool *p)

@@ -1,7 +1,7 @@
 /*
  * The resources.sh exports (R-STATE-4), written after the answers of a
  * loop turn: once per container however often it moved, and only when
- * what it holds changes. A shared container's file is a link to its
+ * what it holds changes. A shared container's folder is a link to its
  * pool's, so moving a pool's shared CPUs rewrites one file, not one per
  * container. No libevent: the server decides when to flush.
  */

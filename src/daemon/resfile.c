@@ -2,9 +2,10 @@
  * resfile.c owns the resources.sh files under the state directory
  * (R-STATE-4): containers/<id>/resources.sh of each container, and
  * pools/<pool>/resources.sh, the one file every shared container of a
- * pool links to. A file is replaced atomically, recycling its inode, so a
- * reader sees the old content or the new; a container's link is replaced
- * by rename. Nothing here knows the policy: the caller renders the text.
+ * pool reads: its folder containers/<id> is a link to pools/<pool>. A file
+ * is replaced atomically, recycling its inode, so a reader sees the old
+ * content or the new; a link and a folder take each other's place by
+ * exchange. Nothing here knows the policy: the caller renders the text.
  */
 #include "autoconf.h"
 
@@ -88,8 +89,16 @@ rf_var_cmp(const void *a, const void *b)
  * moment. */
 #define RF_SPARE	".resources.sh.spare"
 #define RF_OLD		".resources.sh.old"
-/* Where a container's next link to its pool's file is made. */
+/* Where an earlier layout made a container's next link. */
 #define RF_LINK		".resources.sh.link"
+/* The prefix of the names a container's next link or folder is staged
+ * under in containers/. */
+#define RF_STAGE	".resfile-"
+
+static char	*rf_live(const char *, const char *);
+static char	*rf_stage(const char *, const char *, const char *);
+static int	 rf_remove_any(const char *, char **);
+static int	 rf_swap_in(const char *, const char *, char **);
 
 /*
  * resources.sh is replaced often (every container whose shared CPUs
@@ -253,11 +262,32 @@ int
 resfile_put(const char *dir, const char *id, const char *data,
     size_t len, char **cause)
 {
-	int	rc;
+	struct stat	 st;
+	char		*live, *stage;
+	int		 rc;
 
 	if ((rc = rf_check_id(id, cause)) != 0)
 		return (rc);
-	return (rf_put(dir, "containers", id, data, len, cause));
+	live = rf_live(dir, id);
+	if (lstat(live, &st) == -1 || !S_ISLNK(st.st_mode)) {
+		free(live);
+		return (rf_put(dir, "containers", id, data, len, cause));
+	}
+	/* Linked to its pool until now: a folder of its own is staged,
+	 * then takes the link's place at once. */
+	stage = rf_stage(dir, id, "new");
+	if ((rc = rf_remove_any(stage, cause)) == 0) {
+		if (mkdir(stage, 0700) == -1)
+			rc = atomicfile_syserr(cause, "mkdir", stage);
+		else if ((rc = rf_replace_recycled(stage, data, len,
+		    cause)) == 0)
+			rc = rf_swap_in(stage, live, cause);
+		if (rc != 0)
+			(void)rf_remove_any(stage, NULL);
+	}
+	free(stage);
+	free(live);
+	return (rc);
 }
 
 int
@@ -292,60 +322,150 @@ resfile_pool_name(const char *name)
 	return (out);
 }
 
+/* A shared container's folder is a link to its pool's: ../pools/<pool>. */
 static char *
 rf_link_target(const char *pool)
 {
 	char	*t;
 
-	xasprintf(&t, "../../pools/%s/%s", pool, RESFILE_NAME);
+	xasprintf(&t, "../pools/%s", pool);
 	return (t);
 }
 
+static char *
+rf_live(const char *dir, const char *id)
+{
+	char	*p;
+
+	xasprintf(&p, "%s/containers/%s", dir, id);
+	return (p);
+}
+
+/* Where a container's next link or folder is made before it takes the
+ * place of the live one; prune takes what a crash leaves there away. */
+static char *
+rf_stage(const char *dir, const char *id, const char *what)
+{
+	char	*p;
+
+	/* Cut to fit a name; stages are used one at a time. */
+	xasprintf(&p, "%s/containers/" RF_STAGE "%.200s.%s", dir, id, what);
+	return (p);
+}
+
+/* A container folder's files and the folder, never through a link. */
+static int
+rf_rmdir_files(const char *idir, char **cause)
+{
+	static const char	*names[] = { RESFILE_NAME,
+	    RESFILE_NAME ".tmp", RF_SPARE, RF_OLD, RF_LINK };
+	char			*file;
+	size_t			 i;
+	int			 rc = 0;
+
+	for (i = 0; i < sizeof names / sizeof names[0] && rc == 0; i++) {
+		xasprintf(&file, "%s/%s", idir, names[i]);
+		if (unlink(file) == -1 && errno != ENOENT && errno != ENOTDIR)
+			rc = atomicfile_syserr(cause, "unlink", file);
+		free(file);
+	}
+	if (rc == 0 && rmdir(idir) == -1 && errno != ENOENT)
+		rc = atomicfile_syserr(cause, "rmdir", idir);
+	return (rc);
+}
+
+/* Whatever is at path: a link or a file unlinked, a folder emptied and
+ * removed (a link is never followed). */
+static int
+rf_remove_any(const char *path, char **cause)
+{
+	struct stat	st;
+
+	if (lstat(path, &st) == -1)
+		return (errno == ENOENT ? 0 :
+		    atomicfile_syserr(cause, "lstat", path));
+	if (S_ISDIR(st.st_mode))
+		return (rf_rmdir_files(path, cause));
+	if (unlink(path) == -1 && errno != ENOENT)
+		return (atomicfile_syserr(cause, "unlink", path));
+	return (0);
+}
+
 /*
- * Makes a container's resources.sh the link to its pool's: a link made
- * beside it, renamed over it, so a reader always finds one of the two.
+ * Puts staged (a link or a folder) in live's place at once: exchanged
+ * with it, then what was live removed from the staged name; where the
+ * file system cannot exchange, live goes first and staged is renamed in.
+ */
+static int
+rf_swap_in(const char *staged, const char *live, char **cause)
+{
+	int	rc;
+
+	if (renameat2(AT_FDCWD, staged, AT_FDCWD, live, RENAME_EXCHANGE) ==
+	    0) {
+		(void)rf_remove_any(staged, NULL);
+		return (0);
+	}
+	if (errno != EINVAL && errno != ENOSYS)
+		return (atomicfile_syserr(cause, "rename", staged));
+	if ((rc = rf_remove_any(live, cause)) != 0)
+		return (rc);
+	if (rename(staged, live) == -1)
+		return (atomicfile_syserr(cause, "rename", staged));
+	return (0);
+}
+
+/*
+ * Makes a container's folder a link to its pool's folder, so that its
+ * resources.sh is the pool's: one inode for a new container. An existing
+ * link or folder is replaced at once.
  */
 int
 resfile_link(const char *dir, const char *id, const char *pool, char **cause)
 {
-	char	*idir, *tmp, *live, *target;
-	int	 rc = 0, tries;
+	struct stat	 st;
+	char		*live, *tmp = NULL, *target, *cdir;
+	int		 rc = 0;
 
 	if ((rc = rf_check_id(id, cause)) != 0 ||
 	    (rc = rf_check_id(pool, cause)) != 0)
 		return (rc);
-	xasprintf(&idir, "%s/containers/%s", dir, id);
-	xasprintf(&tmp, "%s/%s", idir, RF_LINK);
-	xasprintf(&live, "%s/%s", idir, RESFILE_NAME);
+	live = rf_live(dir, id);
 	target = rf_link_target(pool);
-	/* A new container's: made where it goes, its folder first. */
-	if (symlink(target, live) == 0 || (errno == ENOENT &&
-	    rf_mkdirs(dir, "containers", id, NULL) == 0 &&
-	    symlink(target, live) == 0))
+	if (symlink(target, live) == 0)
 		goto out;
-	for (tries = 0; tries < 2; tries++) {
-		if (symlink(target, tmp) == 0)
-			break;
-		if (errno == EEXIST && unlink(tmp) == 0)
-			continue;
-		if (errno == ENOENT && tries == 0 &&
-		    (rc = rf_mkdirs(dir, "containers", id, cause)) == 0)
-			continue;
-		if (rc == 0)
-			rc = atomicfile_syserr(cause, "symlink", tmp);
+	if (errno == ENOENT) {
+		/* The first container: containers/ is made. */
+		xasprintf(&cdir, "%s/containers", dir);
+		if (mkdir(cdir, 0700) == -1 && errno != EEXIST)
+			rc = atomicfile_syserr(cause, "mkdir", cdir);
+		else if (symlink(target, live) == -1)
+			rc = atomicfile_syserr(cause, "symlink", live);
+		free(cdir);
 		goto out;
 	}
-	if (tries == 2)
+	if (errno != EEXIST) {
+		rc = atomicfile_syserr(cause, "symlink", live);
+		goto out;
+	}
+	tmp = rf_stage(dir, id, "link");
+	if ((rc = rf_remove_any(tmp, cause)) != 0)
+		goto out;
+	if (symlink(target, tmp) == -1) {
 		rc = atomicfile_syserr(cause, "symlink", tmp);
-	else if (rename(tmp, live) == -1) {
-		rc = atomicfile_syserr(cause, "rename", tmp);
-		(void)unlink(tmp);
+		goto out;
 	}
+	if (lstat(live, &st) == 0 && S_ISLNK(st.st_mode)) {
+		if (rename(tmp, live) == -1)
+			rc = atomicfile_syserr(cause, "rename", tmp);
+	} else
+		rc = rf_swap_in(tmp, live, cause);
+	if (rc != 0)
+		(void)unlink(tmp);
 out:
+	free(tmp);
 	free(target);
 	free(live);
-	free(tmp);
-	free(idir);
 	return (rc);
 }
 
@@ -358,7 +478,7 @@ resfile_linked(const char *dir, const char *id, const char *pool)
 
 	if (rf_check_id(id, NULL) != 0)
 		return (0);
-	xasprintf(&live, "%s/containers/%s/%s", dir, id, RESFILE_NAME);
+	live = rf_live(dir, id);
 	target = rf_link_target(pool);
 	n = readlink(live, buf, sizeof buf);
 	same = n > 0 && (size_t)n == strlen(target) &&
@@ -367,7 +487,6 @@ resfile_linked(const char *dir, const char *id, const char *pool)
 	free(live);
 	return (same);
 }
-
 
 int
 resfile_write(const char *dir, const char *id,
@@ -389,25 +508,21 @@ resfile_write(const char *dir, const char *id,
 int
 resfile_remove(const char *dir, const char *id, char **cause)
 {
-	char	*idir, *file;
-	int	 rc = 0;
+	char	*live, *stage;
+	int	 rc;
 
 	if ((rc = rf_check_id(id, cause)) != 0)
 		return (rc);
-	static const char	*names[] = { RESFILE_NAME,
-	    RESFILE_NAME ".tmp", RF_SPARE, RF_OLD, RF_LINK };
-	size_t			 i;
-
-	xasprintf(&idir, "%s/containers/%s", dir, id);
-	for (i = 0; i < sizeof names / sizeof names[0] && rc == 0; i++) {
-		xasprintf(&file, "%s/%s", idir, names[i]);
-		if (unlink(file) == -1 && errno != ENOENT && errno != ENOTDIR)
-			rc = atomicfile_syserr(cause, "unlink", file);
-		free(file);
-	}
-	if (rc == 0 && rmdir(idir) == -1 && errno != ENOENT)
-		rc = atomicfile_syserr(cause, "rmdir", idir);
-	free(idir);
+	live = rf_live(dir, id);
+	rc = rf_remove_any(live, cause);
+	/* What a crash may have left staged. */
+	stage = rf_stage(dir, id, "link");
+	(void)rf_remove_any(stage, NULL);
+	free(stage);
+	stage = rf_stage(dir, id, "new");
+	(void)rf_remove_any(stage, NULL);
+	free(stage);
+	free(live);
 	return (rc);
 }
 
@@ -417,7 +532,7 @@ resfile_prune(const char *dir, int (*keep)(const char *, void *),
 {
 	struct dirent	*de;
 	DIR		*d;
-	char		*cdir, *why = NULL;
+	char		*cdir, *path, *why = NULL;
 	int		 rc = 0, n = 0;
 
 	xasprintf(&cdir, "%s/containers", dir);
@@ -429,7 +544,16 @@ resfile_prune(const char *dir, int (*keep)(const char *, void *),
 	}
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0 || keep(de->d_name, arg))
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (strncmp(de->d_name, RF_STAGE, strlen(RF_STAGE)) == 0) {
+			/* Staged by a write a crash cut short. */
+			xasprintf(&path, "%s/%s", cdir, de->d_name);
+			(void)rf_remove_any(path, NULL);
+			free(path);
+			continue;
+		}
+		if (keep(de->d_name, arg))
 			continue;
 		if (resfile_remove(dir, de->d_name, &why) != 0) {
 			if (rc == 0) {

@@ -1,6 +1,7 @@
 /*
  * The resources.sh files of R-STATE-4 under the state directory: one per
- * container, and one per pool that its shared containers link to.
+ * container, and one per pool whose folder its shared containers' folders
+ * link to.
  *
  * Every function returns 0 or a negative errno and, on error, sets *cause
  * to a text naming the path, which the caller frees.
@@ -46,9 +47,9 @@ int	resfile_put_pool(const char *dir, const char *pool, const char *data,
  * one '-' ("NUMA node #0" is numa-node-0). The caller frees it. */
 char	*resfile_pool_name(const char *);
 /*
- * Makes containers/<id>/resources.sh a relative link to its pool's file
- * (../../pools/<pool>/resources.sh), replacing what was there atomically;
- * and whether it is that link already.
+ * Makes the folder containers/<id> a relative link to its pool's folder
+ * (../pools/<pool>), so that its resources.sh is the pool's, replacing
+ * what was there at once; and whether it is that link already.
  */
 int	resfile_link(const char *dir, const char *id, const char *pool,
 	    char **cause);

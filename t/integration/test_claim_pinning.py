@@ -273,14 +273,14 @@ def test_resources_sh_contents():
         # A container with CPUs of its own has its own file; a shared one
         # reads its pool's, through a link inside the state folder.
         for cid in (iso, ex, mix):
-            assert not os.path.islink(env.resources_path(cid)), cid
-        link = os.readlink(env.resources_path(be))
-        assert link.startswith("../../pools/") and \
-            link.endswith("/resources.sh"), link
-        pool_file = os.path.normpath(os.path.join(
-            os.path.dirname(env.resources_path(be)), link))
-        assert os.path.dirname(os.path.dirname(pool_file)) == \
-            os.path.join(env.d.state_dir, "pools"), pool_file
+            assert not os.path.islink(
+                os.path.dirname(env.resources_path(cid))), cid
+        folder = os.path.dirname(env.resources_path(be))
+        link = os.readlink(folder)
+        assert link.startswith("../pools/"), link
+        assert os.path.dirname(os.path.normpath(os.path.join(
+            os.path.dirname(folder), link))) == \
+            os.path.join(env.d.state_dir, "pools"), link
 
         # A claim that takes CPUs from the BestEffort container moves it,
         # and its resources.sh follows.
@@ -299,7 +299,7 @@ def test_resources_sh_contents():
         assert env.resources(be, want) == want, \
             env.resources(be)
         # The pool's file moved it; its link stayed.
-        assert os.readlink(env.resources_path(be)) == link
+        assert os.readlink(folder) == link
 
         # Removed with the container, by RemoveContainer or with its pod.
         rt.stop_container(ex)

@@ -139,27 +139,36 @@ Test(resfile, pool_names)
 	}
 }
 
-/* What a reader of containers/<id>/resources.sh finds, and whether it is
- * a link. */
+static int
+keep_c2(const char *id, void *arg)
+{
+	(void)arg;
+	return (strcmp(id, "c2") == 0);
+}
+
+/* What a reader of containers/<id>/resources.sh finds, and whether the
+ * container's folder is a link. */
 static char *
 reads(const char *dir, const char *id, int *is_link)
 {
 	struct stat	 st;
-	char		*path, *got;
+	char		*folder, *path, *got;
 
-	xasprintf(&path, "%s/containers/%s/resources.sh", dir, id);
-	cr_assert_eq(lstat(path, &st), 0, "%s", path);
+	xasprintf(&folder, "%s/containers/%s", dir, id);
+	cr_assert_eq(lstat(folder, &st), 0, "%s", folder);
 	*is_link = S_ISLNK(st.st_mode);
+	path = testlib_join(folder, "resources.sh");
 	got = testlib_read(path, NULL);
 	free(path);
+	free(folder);
 	return (got);
 }
 
 /*
- * Shared containers link to their pool's file: one write of the pool's
- * file is what every one of them reads; a container that gets exclusive
- * CPUs gets its own file in place of the link, and back, each time
- * replacing what was there at once.
+ * Shared containers' folders link to their pool's folder: one write of
+ * the pool's file is what every one of them reads; a container that gets
+ * exclusive CPUs gets a folder and file of its own in place of the link,
+ * and back, each time replacing what was there at once.
  */
 Test(resfile, shared_containers_link_to_their_pool)
 {
@@ -210,15 +219,29 @@ Test(resfile, shared_containers_link_to_their_pool)
 		cr_assert_str_eq(got, p2);
 		free(got);
 	}
-	/* Removal takes the link and whatever is beside it, not the pool's
-	 * file. */
+	/* Removal takes the link, never the pool's file behind it; nothing
+	 * staged is left. */
 	cr_assert_eq(resfile_remove(dir, "c0", &cause), 0, "%s", cause);
+	cr_assert_eq(resfile_remove(dir, "c1", &cause), 0, "%s", cause);
 	xasprintf(&cdir, "%s/containers", dir);
-	testlib_assert_listing(cdir, "c1");
+	testlib_assert_listing(cdir, "");
 	free(cdir);
-	got = reads(dir, "c1", &link);
+	xasprintf(&cdir, "%s/pools/%s/resources.sh", dir, pool);
+	got = testlib_read(cdir, NULL);
 	cr_assert_str_eq(got, p2);
 	free(got);
+	free(cdir);
+	/* A stage a crash left behind goes with the next prune, the pool's
+	 * file stays. */
+	cr_assert_eq(resfile_link(dir, "c2", pool, &cause), 0, "%s", cause);
+	xasprintf(&cdir, "%s/containers/.resfile-c2.new", dir);
+	cr_assert_eq(mkdir(cdir, 0700), 0);
+	free(cdir);
+	cr_assert_eq(resfile_prune(dir, keep_c2, NULL, &cause), 0, "%s",
+	    cause);
+	xasprintf(&cdir, "%s/containers", dir);
+	testlib_assert_listing(cdir, "c2");
+	free(cdir);
 	/* Unsafe names are refused. */
 	cr_assert_eq(resfile_link(dir, "..", pool, &cause), -EINVAL);
 	free(cause);
