@@ -238,11 +238,30 @@ nri_msg_differs(const NRI(Container) *c, const struct pinning *p)
 	return (0);
 }
 
-/* The cpu part of LinuxResources that a pinning sets; 0 if nothing. */
+/* A set as text, copied from the last one formatted when it is the same. */
+static char *
+format_set(const struct cpuset *s, struct cpuset *last, const char **text)
+{
+	char	*out;
+
+	if (last != NULL && *text != NULL && cpuset_equal(s, last))
+		return (xstrdup(*text));
+	out = cpuset_format(s);
+	if (last != NULL) {
+		cpuset_copy(last, s);
+		*text = out;
+	}
+	return (out);
+}
+
+/*
+ * The cpu part of LinuxResources that a pinning sets; 0 if nothing. us,
+ * when not NULL, remembers the sets' text for the next update.
+ */
 static int
 fill_cpu(const struct pinning *p, NRI(LinuxResources) *res,
     NRI(LinuxCPU) *cpu, NRI(OptionalUInt64) *shares, char **cpus,
-    char **mems)
+    char **mems, struct nri_updates *us)
 {
 	NRI(LinuxResources)	res0 =
 	    NRI__PKG__API__V1ALPHA1__LINUX_RESOURCES__INIT;
@@ -257,12 +276,14 @@ fill_cpu(const struct pinning *p, NRI(LinuxResources) *res,
 	*cpus = *mems = NULL;
 	/* An empty cpuset would mean "leave alone": never send one. */
 	if (p->pin_cpus && !cpuset_empty(&p->cpus)) {
-		*cpus = cpuset_format(&p->cpus);
+		*cpus = format_set(&p->cpus, us ? &us->last_cpus : NULL,
+		    us ? &us->last_cpus_text : NULL);
 		cpu->cpus = *cpus;
 		set = 1;
 	}
 	if (p->pin_mems && !cpuset_empty(&p->mems)) {
-		*mems = cpuset_format(&p->mems);
+		*mems = format_set(&p->mems, us ? &us->last_mems : NULL,
+		    us ? &us->last_mems_text : NULL);
 		cpu->mems = *mems;
 		set = 1;
 	}
@@ -305,7 +326,8 @@ nri_updates_add(struct nri_updates *us, const struct pinning *p)
 	if (p->id == NULL)
 		return;
 	m = xcalloc(1, sizeof *m);
-	if (!fill_cpu(p, &m->res, &m->cpu, &m->shares, &m->cpus, &m->mems)) {
+	if (!fill_cpu(p, &m->res, &m->cpu, &m->shares, &m->cpus, &m->mems,
+	    us)) {
 		free(m);
 		return;
 	}
@@ -316,8 +338,11 @@ nri_updates_add(struct nri_updates *us, const struct pinning *p)
 	m->u.linux = &m->lu;
 	m->lu.resources = &m->res;
 
-	us->v = xreallocarray(us->v, us->n + 1, sizeof *us->v);
-	us->mem = xreallocarray(us->mem, us->n + 1, sizeof *us->mem);
+	if (us->n == us->cap) {
+		us->cap = us->cap ? 2 * us->cap : 16;
+		us->v = xreallocarray(us->v, us->cap, sizeof *us->v);
+		us->mem = xreallocarray(us->mem, us->cap, sizeof *us->mem);
+	}
 	us->v[us->n] = &m->u;
 	us->mem[us->n] = m;
 	us->n++;
@@ -336,6 +361,8 @@ nri_updates_clear(struct nri_updates *us)
 	}
 	free(us->mem);
 	free(us->v);
+	cpuset_clear(&us->last_cpus);
+	cpuset_clear(&us->last_mems);
 	memset(us, 0, sizeof *us);
 }
 
@@ -349,7 +376,8 @@ nri_adjust_init(struct nri_adjust *a, const struct pinning *p)
 
 	a->adj = adj0;
 	a->lin = lin0;
-	if (!fill_cpu(p, &a->res, &a->cpu, &a->shares, &a->cpus, &a->mems))
+	if (!fill_cpu(p, &a->res, &a->cpu, &a->shares, &a->cpus, &a->mems,
+	    NULL))
 		return (0);
 	a->adj.linux = &a->lin;
 	a->lin.resources = &a->res;

@@ -55,8 +55,15 @@ int		nri_msg_differs(const NRI(Container) *, const struct pinning *);
 struct nri_upd;
 struct nri_updates {
 	size_t			  n;
+	size_t			  cap;
 	NRI(ContainerUpdate)	**v;
 	struct nri_upd		**mem;
+	/* The sets of the last update, as text: moved shared containers
+	 * mostly share them, so each is formatted once. */
+	struct cpuset		  last_cpus;
+	struct cpuset		  last_mems;
+	const char		 *last_cpus_text;
+	const char		 *last_mems_text;
 };
 
 void		nri_updates_init(struct nri_updates *);
