@@ -135,6 +135,36 @@ holds(struct exports *ex, struct strmap *m, const char *sub,
 }
 
 /*
+ * kv as resources.sh text, written to sub/name by put when a digest of
+ * what the file holds says it differs (a container's own file, or a
+ * pool's); 0 when the file holds it now.
+ */
+static int
+put_text(struct exports *ex, struct strmap *m, const char *sub,
+    const char *name, const char *who, struct policy_kv *kv, int n,
+    int (*put)(const char *, const char *, const char *, size_t, char **))
+{
+	char		*text = NULL, *cause = NULL;
+	size_t		 len;
+	uint64_t	 h;
+	int		 rc;
+
+	if ((rc = render(who, kv, n, &text, &len, &cause)) != 0) {
+		failed(m, name, cause);
+		return (rc);
+	}
+	h = digest(text, len);
+	if (!holds(ex, m, sub, name, text, len, h)) {
+		if ((rc = put(ex->dir, name, text, len, &cause)) != 0)
+			failed(m, name, cause);
+		else
+			set_digest(m, name, h);
+	}
+	free(text);
+	return (rc);
+}
+
+/*
  * The pool's own file, written when its text changed; 0 when current.
  * Its text is made once a flush, however many of its containers moved.
  */
@@ -143,31 +173,15 @@ export_pool(struct exports *ex, const struct policy *P, const struct pool *p,
     const char *name)
 {
 	struct policy_kv	*kv;
-	char			*text = NULL, *cause = NULL;
-	size_t			 len;
-	uint64_t		 h;
 	int			 n, rc;
 
 	if (strmap_get(ex->fresh, name) != NULL)
 		return (0);
 	if ((rc = policy_export_pool(P, p, &kv, &n)) != 0)
 		return (rc);
-	if ((rc = render(p->name, kv, n, &text, &len, &cause)) != 0) {
-		failed(ex->pools, name, cause);
-		goto out;
-	}
-	h = digest(text, len);
-	if (holds(ex, ex->pools, "pools", name, text, len, h))
-		goto out;
-	if ((rc = resfile_put_pool(ex->dir, name, text, len, &cause)) != 0) {
-		failed(ex->pools, name, cause);
-		goto out;
-	}
-	set_digest(ex->pools, name, h);
-out:
-	if (rc == 0)
+	if ((rc = put_text(ex, ex->pools, "pools", name, p->name, kv, n,
+	    resfile_put_pool)) == 0)
 		strmap_put(ex->fresh, name, ex);
-	free(text);
 	policy_export_free(kv, n);
 	return (rc);
 }
@@ -207,9 +221,6 @@ export_one(struct exports *ex, const struct policy *P, const char *id)
 {
 	const struct pool	*p;
 	struct policy_kv	*kv;
-	char			*cause = NULL, *text = NULL;
-	size_t			 len;
-	uint64_t		 h;
 	int			 n;
 
 	if ((p = policy_export_shared_pool(P, id)) != NULL) {
@@ -218,20 +229,8 @@ export_one(struct exports *ex, const struct policy *P, const char *id)
 	}
 	if (policy_export(P, id, &kv, &n) != 0)
 		return;
-	if (render(id, kv, n, &text, &len, &cause) != 0) {
-		failed(ex->digests, id, cause);
-		goto out;
-	}
-	h = digest(text, len);
-	if (holds(ex, ex->digests, "containers", id, text, len, h))
-		goto out;
-	if (resfile_put(ex->dir, id, text, len, &cause) != 0) {
-		failed(ex->digests, id, cause);
-		goto out;
-	}
-	set_digest(ex->digests, id, h);
-out:
-	free(text);
+	(void)put_text(ex, ex->digests, "containers", id, id, kv, n,
+	    resfile_put);
 	policy_export_free(kv, n);
 }
 

@@ -455,12 +455,6 @@ fail:
 }
 
 int
-journal_unsynced(const struct journal *j)
-{
-	return (j->unsynced);
-}
-
-int
 journal_sync(struct journal *j, char **cause)
 {
 	struct timespec	 t0;

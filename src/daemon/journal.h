@@ -67,8 +67,6 @@ int	journal_append(struct journal *, const char *data, size_t len,
  * file and their sequence numbers given back, as never written.
  */
 int	journal_sync(struct journal *, char **cause);
-/* Records appended and not yet synced. */
-int	journal_unsynced(const struct journal *);
 /* Records since the snapshot. */
 int	journal_records(const struct journal *);
 /* Whether the journal has outgrown its snapshot. */

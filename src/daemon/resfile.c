@@ -89,8 +89,6 @@ rf_var_cmp(const void *a, const void *b)
  * moment. */
 #define RF_SPARE	".resources.sh.spare"
 #define RF_OLD		".resources.sh.old"
-/* Where an earlier layout made a container's next link. */
-#define RF_LINK		".resources.sh.link"
 /* The prefix of the names a container's next link or folder is staged
  * under in containers/. */
 #define RF_STAGE	".resfile-"
@@ -121,11 +119,7 @@ rf_replace_recycled(const char *idir, const char *data, size_t len,
 	xasprintf(&live, "%s/%s", idir, RESFILE_NAME);
 	xasprintf(&spare, "%s/%s", idir, RF_SPARE);
 	xasprintf(&old, "%s/%s", idir, RF_OLD);
-	/* After a link was exchanged away, the spare is that link. */
 	if ((fd = open(spare, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)) == -1 &&
-	    errno == ELOOP && unlink(spare) == 0)
-		errno = ENOENT;
-	if (fd == -1 &&
 	    errno == ENOENT && (fd = open(spare, O_WRONLY | O_CREAT | O_EXCL |
 	    O_CLOEXEC | O_NOFOLLOW, 0644)) != -1 && fchmod(fd, 0644) == -1) {
 		rc = atomicfile_syserr(cause, "fchmod", spare);
@@ -358,7 +352,7 @@ static int
 rf_rmdir_files(const char *idir, char **cause)
 {
 	static const char	*names[] = { RESFILE_NAME,
-	    RESFILE_NAME ".tmp", RF_SPARE, RF_OLD, RF_LINK };
+	    RESFILE_NAME ".tmp", RF_SPARE, RF_OLD };
 	char			*file;
 	size_t			 i;
 	int			 rc = 0;

@@ -46,7 +46,6 @@
 #include "watch.h"
 #include "xmalloc.h"
 
-static void	exports_cb(evutil_socket_t, short, void *);
 static void	turn_cb(evutil_socket_t, short, void *);
 static int	turn_end(struct server *, char **);
 
@@ -501,10 +500,9 @@ server_start(struct server *srv, char **cause)
 	/* A snapshot at start: a new generation, in this version's form. */
 	if (save_snapshot(srv, cause) != 0)
 		return (-EIO);
-	srv->ev_exports = evtimer_new(srv->base, exports_cb, srv);
 	srv->ev_turn = evtimer_new(srv->base, turn_cb, srv);
-	if (srv->ev_exports == NULL || srv->ev_turn == NULL) {
-		xasprintf(cause, "cannot create the export timers");
+	if (srv->ev_turn == NULL) {
+		xasprintf(cause, "cannot create the end-of-turn timer");
 		return (-ENOMEM);
 	}
 	log_info("topoawared %s started: %d CPUs online, %d containers and "
@@ -565,8 +563,6 @@ server_clear(struct server *srv)
 		event_free(srv->ev_sighup);
 	if (srv->ev_watchdog != NULL)
 		event_free(srv->ev_watchdog);
-	if (srv->ev_exports != NULL)
-		event_free(srv->ev_exports);
 	if (srv->ev_turn != NULL)
 		event_free(srv->ev_turn);
 	exports_free(srv->exports);
@@ -602,29 +598,27 @@ server_set_error(struct server *srv, const char *fmt, ...)
 	srv->last_error = msg;
 }
 
+/* The end of this loop turn is due (turn_end, on the next pass). */
 static void
-exports_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct server	*srv = arg;
-
-	/* After the turn's group commit, which flushes them itself. */
-	if (srv->ev_turn != NULL && evtimer_pending(srv->ev_turn, NULL))
-		return;
-	exports_flush(srv->exports, srv->policy);
-}
-
-/* Queues id's resources.sh to be written (or removed) after this turn. */
-static void
-export_later(struct server *srv, const char *id, int remove)
+turn_schedule(struct server *srv)
 {
 	static const struct timeval	 now = { 0, 0 };
 
+	if (!evtimer_pending(srv->ev_turn, NULL))
+		evtimer_add(srv->ev_turn, &now);
+}
+
+/* Queues id's resources.sh to be written (or removed) at the end of this
+ * turn, after its changes are durable. */
+static void
+export_later(struct server *srv, const char *id, int remove)
+{
 	if (!exports_later(srv->exports, id, remove))
 		return;
-	if (srv->ev_exports == NULL)
+	if (srv->ev_turn == NULL)
 		exports_flush(srv->exports, srv->policy); /* not serving yet */
-	else if (!evtimer_pending(srv->ev_exports, NULL))
-		evtimer_add(srv->ev_exports, &now);
+	else
+		turn_schedule(srv);
 }
 
 /*
@@ -739,8 +733,7 @@ turn_cb(evutil_socket_t fd, short what, void *arg)
 static void
 turn_add(struct server *srv, struct policy_effects *fx, int keep)
 {
-	static const struct timeval	 now = { 0, 0 };
-	struct policy_effects		*u;
+	struct policy_effects	*u;
 
 	if (!keep) {
 		u = xmalloc(sizeof *u);
@@ -757,8 +750,8 @@ turn_add(struct server *srv, struct policy_effects *fx, int keep)
 	gate_hold(srv->gate);
 	if (srv->ev_turn == NULL)
 		(void)turn_end(srv, NULL);	/* not serving yet: at once */
-	else if (!evtimer_pending(srv->ev_turn, NULL))
-		evtimer_add(srv->ev_turn, &now);
+	else
+		turn_schedule(srv);
 }
 
 /*
@@ -779,7 +772,7 @@ commit(struct server *srv, struct policy_effects *fx, const char *what,
 {
 	char	*why = NULL, *rec = NULL, *framed = NULL;
 	size_t	 len, flen;
-	int	 rc = 0, keep = how == COMMIT_KEEP, wrote = 0;
+	int	 rc = 0, keep = how == COMMIT_KEEP;
 
 	if (!fx->save && !srv->need_snapshot)
 		goto done;
@@ -792,20 +785,7 @@ commit(struct server *srv, struct policy_effects *fx, const char *what,
 		rec = policy_record_text(srv->policy, fx, event, &len);
 		framed = jrec_encode(journal_next(srv->journal), rec, len,
 		    &flen);
-		if ((rc = journal_append(srv->journal, framed, flen, 1,
-		    &why)) == 0)
-			wrote = 1;
-	}
-	if (rc == 0 && wrote && how == COMMIT_NOW) {
-		/* The turn ends here; a failure undoes it, this change too. */
-		turn_add(srv, fx, 0);
-		if ((rc = turn_end(srv, &why)) != 0) {
-			xasprintf(cause, "%s: cannot save the state: %s", what,
-			    why);
-			free(why);
-			goto out;
-		}
-		goto done;
+		rc = journal_append(srv->journal, framed, flen, 1, &why);
 	}
 	if (rc != 0) {
 		xasprintf(cause, "%s: cannot save the state: %s", what, why);
@@ -822,8 +802,17 @@ commit(struct server *srv, struct policy_effects *fx, const char *what,
 			policy_undo(srv->policy, fx);
 		goto out;
 	}
-	if (wrote)
+	if (fx->save) {
 		turn_add(srv, fx, keep);
+		/* A reload's turn ends here: a failed sync undoes the turn,
+		 * this change too. */
+		if (how == COMMIT_NOW && (rc = turn_end(srv, &why)) != 0) {
+			xasprintf(cause, "%s: cannot save the state: %s", what,
+			    why);
+			free(why);
+			goto out;
+		}
+	}
 done:
 	log_effects(srv, fx);
 	if (srv->nrt != NULL && (fx->save || fx->nupdates > 0))

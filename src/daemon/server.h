@@ -85,9 +85,9 @@ struct server {
 	struct journal		*journal;
 	int			 journal_damaged;	/* keep CDI specs */
 	struct exports		*exports;	/* resources.sh to write */
-	struct event		*ev_exports;
 	/* The group commit: peers' output waits behind the gate until the
-	 * turn's records are durable; turn[] undoes the turn's changes. */
+	 * turn's records are durable; turn[] undoes the turn's changes. The
+	 * end of a turn (ev_turn) syncs, opens the gate, writes exports. */
 	struct gate		*gate;
 	struct event		*ev_turn;
 	struct policy_effects	**turn;

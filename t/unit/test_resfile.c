@@ -202,8 +202,8 @@ Test(resfile, shared_containers_link_to_their_pool)
 		cr_assert_str_eq(got, p2);
 		free(got);
 	}
-	/* c0 gets its own file, then the link again, then its own again:
-	 * the spare left by an exchange may be the old link. */
+	/* c0 gets a folder of its own, then the link again, twice: each
+	 * takes the other's place by exchange. */
 	for (i = 0; i < 2; i++) {
 		cr_assert_eq(resfile_put(dir, "c0", own, strlen(own), &cause),
 		    0, "%s", cause);
