@@ -3,8 +3,8 @@
  * form topoaware-sim reads its scenarios (topoaware-sim(1)): what the
  * journal keeps of each change besides the grants it changed, so that a
  * node's history can be replayed offline. A container is written as the
- * policy keeps it: our annotations and DRA_CPUSET_ variables only, within
- * their caps.
+ * policy keeps it: our annotations and DRA_CPUSET_ variables only, and the
+ * pod's and the container's labels, within their caps.
  */
 #include "autoconf.h"
 
@@ -80,6 +80,7 @@ spec_object(const struct container_spec *s)
 	set_string(o, "name", c.name);
 	set_string(o, "pod", c.pod);
 	set_string(o, "podUID", c.pod_uid);
+	set_string(o, "podName", c.pod_name);
 	set_string(o, "namespace", c.ns);
 	json_object_set_new(o, "qos", json_string(qos_names[c.qos]));
 	set_milli(o, "cpuRequest", c.request);
@@ -88,6 +89,12 @@ spec_object(const struct container_spec *s)
 		json_object_set_new(o, "annotations", kv_object(c.ann, c.nann));
 	if (c.nenv > 0)
 		json_object_set_new(o, "env", kv_object(c.env, c.nenv));
+	if (c.nlabels > 0)
+		json_object_set_new(o, "labels", kv_object(c.labels,
+		    c.nlabels));
+	if (c.npod_labels > 0)
+		json_object_set_new(o, "podLabels", kv_object(c.pod_labels,
+		    c.npod_labels));
 	cspec_clear(&c);
 	return (o);
 }

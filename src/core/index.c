@@ -5,7 +5,8 @@
  * how many grants of each CPU type it holds and, when colocation is on,
  * how many of each pod and namespace (pool scoring); per claim, the
  * containers pinned to it (release); and the grants to look at again
- * (dirty). Every grant enters and leaves a policy's maps through
+ * (dirty); and, for affinity expressions, which containers have each value
+ * of the attributes they can match (attr). Every grant enters and leaves a policy's maps through
  * index_link and index_unlink (policy_put and undo), so the index is
  * always the maps' and moves with them (policy_swap).
  */
@@ -15,8 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expr.h"
 #include "policy_priv.h"
+#include "postings.h"
 #include "xmalloc.h"
+
+/* Tags of the attribute postings: an attribute, or having a label. */
+#define ATTR_HAS	0x100
 
 struct index {
 	int		  npools;
@@ -27,6 +33,9 @@ struct index {
 	struct strmap	 *nss;		/* namespace -> int[npools] */
 	struct strmap	 *pinned;	/* claim uid -> strmap id -> grant */
 	struct strmap	 *dirty;	/* id -> grant */
+	struct postings	 *attr;		/* (attribute, value) -> grants */
+	unsigned long	  mark;		/* last index_mark */
+	unsigned long	  visits;	/* containers affinities looked at */
 };
 
 void
@@ -46,6 +55,7 @@ index_init(struct policy *P)
 	x->nss = strmap_new();
 	x->pinned = strmap_new();
 	x->dirty = strmap_new();
+	x->attr = postings_new();
 	P->index = x;
 }
 
@@ -92,6 +102,7 @@ index_clear(struct policy *P)
 	free_values(x->nss);
 	free_maps(x->pinned);
 	strmap_free(x->dirty);
+	postings_free(x->attr);
 	free(x);
 	P->index = NULL;
 }
@@ -121,6 +132,53 @@ count(struct index *x, struct strmap *m, const char *key, int pool, int d)
 	v[pool] += d;
 }
 
+static const char *
+orempty(const char *s)
+{
+	return (s != NULL ? s : "");
+}
+
+static void
+attr_one(struct postings *a, int tag, const char *k, const char *v,
+    struct grant *g, int d)
+{
+	if (d > 0)
+		postings_add(a, postings_hash(tag, k, v), g);
+	else
+		postings_del(a, postings_hash(tag, k, v), g);
+}
+
+static void
+attr_labels(struct postings *a, int tag, const struct policy_kv *kv, int n,
+    struct grant *g, int d)
+{
+	int	i;
+
+	for (i = 0; i < n; i++) {
+		attr_one(a, tag, kv[i].key, kv[i].value, g, d);
+		attr_one(a, tag | ATTR_HAS, kv[i].key, NULL, g, d);
+	}
+}
+
+/* What affinity expressions may look a container up by (index_attr). */
+static void
+attr_link(struct index *x, struct grant *g, int d)
+{
+	const struct cspec	*c = &g->spec;
+
+	attr_one(x->attr, ATTR_NAME, NULL, orempty(c->name), g, d);
+	attr_one(x->attr, ATTR_NS, NULL, orempty(c->ns), g, d);
+	attr_one(x->attr, ATTR_QOS, NULL, expr_qos_name(c->qos), g, d);
+	attr_labels(x->attr, ATTR_LABEL, c->labels, c->nlabels, g, d);
+	if (c->pod == NULL)
+		return;
+	attr_one(x->attr, ATTR_POD_ID, NULL, c->pod, g, d);
+	attr_one(x->attr, ATTR_POD_NAME, NULL, orempty(c->pod_name), g, d);
+	attr_one(x->attr, ATTR_POD_UID, NULL, orempty(c->pod_uid), g, d);
+	attr_labels(x->attr, ATTR_POD_LABEL, c->pod_labels, c->npod_labels,
+	    g, d);
+}
+
 static void
 link_one(struct policy *P, struct grant *g, int d)
 {
@@ -134,6 +192,8 @@ link_one(struct policy *P, struct grant *g, int d)
 			count(x, x->pods, g->spec.pod, g->pool->id, d);
 		if (P->cfg->colocate_namespaces)
 			count(x, x->nss, g->spec.ns, g->pool->id, d);
+		if (g->kind == GRANT_CONTAINER)
+			attr_link(x, g, d);
 	}
 	if (follows_supply(g)) {
 		if (d > 0)
@@ -184,6 +244,15 @@ index_dirty(struct policy *P, struct grant *g)
 	strmap_put(P->index->dirty, g->key, g);
 }
 
+/* Containers granted CPUs of one pool. */
+int
+index_ncontainers(const struct policy *P, int pool)
+{
+	const int	*n = P->index->ntype[pool];
+
+	return (n[CPU_NORMAL] + n[CPU_RESERVED] + n[CPU_PRESERVE]);
+}
+
 /* Grants of one pool by CPU type. */
 int
 index_ntype(const struct policy *P, int pool, enum cpu_type type)
@@ -202,6 +271,39 @@ const int *
 index_ns(const struct policy *P, const char *ns)
 {
 	return (ns != NULL ? strmap_get(P->index->nss, ns) : NULL);
+}
+
+/*
+ * The containers in a pool whose attribute (a label's key for the label
+ * attributes) is value, or, with value NULL, that have the label at all.
+ * The list may hold others too (a hash's): check each. A pod's namespace
+ * and QoS class are its containers'.
+ */
+struct grant *const *
+index_attr(const struct policy *P, int attr, const char *label,
+    const char *value, size_t *n)
+{
+	int	tag = attr == ATTR_POD_NS ? ATTR_NS :
+	    attr == ATTR_POD_QOS ? ATTR_QOS : attr;
+
+	if (value == NULL)
+		tag |= ATTR_HAS;
+	return ((struct grant *const *)postings_get(P->index->attr,
+	    postings_hash(tag, label, value), n));
+}
+
+/* A new mark, for counting each grant once in one walk. */
+unsigned long
+index_mark(const struct policy *P)
+{
+	return (++P->index->mark);
+}
+
+/* Containers looked at by affinity walks, ever (tests count them). */
+unsigned long
+index_visit(const struct policy *P, int n)
+{
+	return (P->index->visits += (unsigned long)n);
 }
 
 /* The containers pinned to claim uid, in a new array (caller frees). */

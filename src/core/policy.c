@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "affinity.h"
 #include "memzone.h"
 #include "policy_priv.h"
 #include "view.h"
@@ -311,6 +312,8 @@ struct scoring {
 	const struct cspec	*spec;
 	struct score		*scores;	/* by pool id */
 	int			 target;	/* unlimited burstable level */
+	const struct affinity_set *affs;	/* explicit affinities */
+	const double		*extra;		/* affinity by pool (tests) */
 };
 
 static int
@@ -401,7 +404,7 @@ score_pools(struct scoring *sc)
 	const int		*pods, *nss;
 	const struct cpuset	*hpset, *lpset;
 	double			*aff, w, sum;
-	int			 id, full, part, k, np, lp, hp;
+	int			 id, full, part, k, np, lp, hp, explicit;
 
 	np = pool_tree_count(P->tree);
 	aff = xcalloc((size_t)np, sizeof *aff);
@@ -419,16 +422,25 @@ score_pools(struct scoring *sc)
 		part = 1;
 
 	/*
-	 * Colocation counts and implicit affinities from the other grants,
-	 * counted by the index; the container's own grant, when it has one
-	 * (an update, a create again), is not another.
+	 * Colocation counts and affinities from the other grants, counted
+	 * by the index; the container's own grant, when it has one (an
+	 * update, a create again), is not another. As in Go, the implicit
+	 * affinities (colocatePods, colocateNamespaces) apply only to a
+	 * container without explicit ones.
 	 */
-	pods = P->cfg->colocate_pods ? index_pod(P, sc->spec->pod) : NULL;
-	nss = P->cfg->colocate_namespaces ? index_ns(P, sc->spec->ns) : NULL;
+	explicit = sc->affs != NULL && sc->affs->n > 0;
+	pods = P->cfg->colocate_pods && !explicit ?
+	    index_pod(P, sc->spec->pod) : NULL;
+	nss = P->cfg->colocate_namespaces && !explicit ?
+	    index_ns(P, sc->spec->ns) : NULL;
 	for (id = 0; id < np; id++) {
 		sc->scores[id].colocated = index_ntype(P, id, r->type);
 		aff[id] = 10.0 * ((pods ? pods[id] : 0) + (nss ? nss[id] : 0));
 	}
+	if (explicit)
+		affinity_weigh(P, sc->spec, sc->affs, aff);
+	for (id = 0; sc->extra != NULL && id < np; id++)
+		aff[id] += sc->extra[id];
 	if ((g = strmap_get(P->ctrs, sc->spec->id)) != NULL && g->pool != NULL) {
 		id = g->pool->id;
 		if (g->type == r->type)
@@ -650,6 +662,62 @@ warn_climb(const struct scoring *sc, const struct grant *g,
 	free(msg);
 }
 
+/* The best pool by score for g's request r; sc->scores to be freed. */
+static struct pool *
+best_pool(const struct policy *P, const struct grant *g,
+    const struct request *r, const struct affinity_set *affs,
+    const double *extra, struct scoring *sc)
+{
+	struct pool	*best = NULL, *p;
+	const char	*rule;
+	int		 i;
+
+	memset(sc, 0, sizeof *sc);
+	sc->P = P;
+	sc->r = r;
+	sc->spec = &g->spec;
+	sc->target = burstable_level(P, &g->spec);
+	sc->affs = affs;
+	sc->extra = extra;
+	sc->scores = xcalloc((size_t)pool_tree_count(P->tree),
+	    sizeof *sc->scores);
+	score_pools(sc);
+	for (i = 0; i < pool_tree_count(P->tree); i++) {
+		p = pool_tree_get(P->tree, i);
+		if (best == NULL || score_cmp(sc, p, best, &rule) < 0)
+			best = p;
+	}
+	return (best);
+}
+
+/*
+ * The pool a container of s would get by score, with extra affinity by
+ * pool id added to its own: Go's tests give affinities so. Nothing is
+ * allocated. Returns the pool's name, or NULL with *cause.
+ */
+const char *
+policy_pick_pool(struct policy *P, const struct container_spec *s,
+    const double *extra, char **cause)
+{
+	struct scoring		 sc;
+	struct affinity_set	 affs = { 0, NULL };
+	struct grant		*g;
+	const struct pool	*best = NULL;
+
+	if (cspec_check(s, cause) != 0)
+		return (NULL);
+	g = grant_new(s->id, GRANT_CONTAINER);
+	(void)cspec_copy(&g->spec, s);
+	if (request_from_spec(P, &g->spec, &g->req, cause) == 0 &&
+	    affinity_of(&g->spec, &affs, cause) == 0) {
+		best = best_pool(P, g, &g->req, &affs, extra, &sc);
+		free(sc.scores);
+	}
+	affinity_set_clear(&affs);
+	grant_free(g);
+	return (best != NULL ? best->name : NULL);
+}
+
 /*
  * Allocate a container grant: reserved requests from the root, the others
  * from the best pool by score, or the hinted pool (its old one on update)
@@ -659,12 +727,12 @@ int
 policy_allocate_container(struct policy *P, struct grant *g,
     const char *hint, struct policy_effects *fx, char **cause)
 {
-	struct scoring	 sc;
-	struct request	 r = g->req;
-	struct pool	*best = NULL, *p;
-	const char	*rule;
-	char		*why = NULL;
-	int		 i, rc;
+	struct scoring		 sc;
+	struct affinity_set	 affs;
+	struct request		 r = g->req;
+	struct pool		*best = NULL, *p;
+	char			*why = NULL;
+	int			 rc;
 
 	if (r.type == CPU_RESERVED &&
 	    cpuset_empty(&pool_tree_root(P->tree)->reserved))
@@ -679,19 +747,9 @@ policy_allocate_container(struct policy *P, struct grant *g,
 		free(why);
 		why = NULL;
 	}
-	memset(&sc, 0, sizeof sc);
-	sc.P = P;
-	sc.r = &r;
-	sc.spec = &g->spec;
-	sc.target = burstable_level(P, &g->spec);
-	sc.scores = xcalloc((size_t)pool_tree_count(P->tree),
-	    sizeof *sc.scores);
-	score_pools(&sc);
-	for (i = 0; i < pool_tree_count(P->tree); i++) {
-		p = pool_tree_get(P->tree, i);
-		if (best == NULL || score_cmp(&sc, p, best, &rule) < 0)
-			best = p;
-	}
+	if ((rc = affinity_of(&g->spec, &affs, cause)) != 0)
+		return (rc);
+	best = best_pool(P, g, &r, &affs, NULL, &sc);
 	rc = supply_allocate(P, best, &r, g, &why);
 	if (rc != 0) {
 		xasprintf(cause, "container %s: %s", g->key, why);
@@ -699,6 +757,7 @@ policy_allocate_container(struct policy *P, struct grant *g,
 	} else
 		warn_climb(&sc, g, best, fx);
 	free(sc.scores);
+	affinity_set_clear(&affs);
 	return (rc);
 }
 
@@ -1106,11 +1165,26 @@ grant_fallback(struct policy *P, struct grant *g)
 static void
 warn_dropped(struct policy_effects *fx, const char *id, int n)
 {
-	policy_warn(fx, "container %s: %d annotation%s or environment "
+	policy_warn(fx, "container %s: %d annotation%s, label or environment "
 	    "entr%s of ours past the limits (%d annotations, %d %s* "
-	    "variables, %d bytes) ignored", id, n, n > 1 ? "s" : "",
+	    "variables, %d bytes; %d labels and %d bytes each of the pod's "
+	    "and the container's) ignored", id, n, n > 1 ? "s" : "",
 	    n > 1 ? "ies" : "y", POLICY_MAX_ANNOTATIONS, POLICY_MAX_CLAIM_ENV,
-	    DRA_ENV_PREFIX, POLICY_MAX_KEPT_BYTES);
+	    DRA_ENV_PREFIX, POLICY_MAX_KEPT_BYTES, POLICY_MAX_LABELS,
+	    POLICY_MAX_LABEL_BYTES);
+}
+
+/* Its affinity annotations can be read (whether or not it is placed by
+ * score: one pinned to a claim is refused for a bad one too). */
+static int
+affinity_check(const struct cspec *c, char **cause)
+{
+	struct affinity_set	s;
+	int			rc;
+
+	if ((rc = affinity_of(c, &s, cause)) == 0)
+		affinity_set_clear(&s);
+	return (rc);
 }
 
 /* A container grant of spec, allocated in P (not yet stored); prev is
@@ -1126,7 +1200,8 @@ container_grant(struct policy *P, const struct cspec *spec, const char *hint,
 	*out = NULL;
 	g = grant_new(spec->id, GRANT_CONTAINER);
 	cspec_dup(&g->spec, spec);
-	if ((rc = request_from_spec(P, &g->spec, &g->req, cause)) != 0) {
+	if ((rc = request_from_spec(P, &g->spec, &g->req, cause)) != 0 ||
+	    (rc = affinity_check(&g->spec, cause)) != 0) {
 		grant_free(g);
 		return (rc);
 	}
@@ -1382,13 +1457,68 @@ fail:
 	return (rc);
 }
 
+/*
+ * A known container's grant with the pod name and labels the runtime
+ * gives now (Kubernetes lets labels change; affinities match them), or
+ * NULL when they are as kept or the runtime names another pod.
+ */
+static int
+same_kv(const struct policy_kv *a, int na, const struct policy_kv *b, int nb)
+{
+	int	i;
+
+	if (na != nb)
+		return (0);
+	for (i = 0; i < na; i++)
+		if (strcmp(a[i].key, b[i].key) != 0 ||
+		    strcmp(a[i].value ? a[i].value : "",
+		    b[i].value ? b[i].value : "") != 0)
+			return (0);
+	return (1);
+}
+
+static struct grant *
+relabeled(const struct grant *old, const struct container_spec *s,
+    struct policy_effects *fx)
+{
+	struct grant	*g;
+	struct cspec	 c;
+	char		*pn;
+	struct policy_kv *kv;
+	int		 n, dropped;
+
+	if (s->pod == NULL || old->spec.pod == NULL ||
+	    strcmp(s->pod, old->spec.pod) != 0)
+		return (NULL);
+	if ((s->pod_name == NULL) == (old->spec.pod_name == NULL) &&
+	    (s->pod_name == NULL ||
+	    strcmp(s->pod_name, old->spec.pod_name) == 0) &&
+	    same_kv(s->labels, s->nlabels, old->spec.labels,
+	    old->spec.nlabels) &&
+	    same_kv(s->pod_labels, s->npod_labels, old->spec.pod_labels,
+	    old->spec.npod_labels))
+		return (NULL);
+	if ((dropped = cspec_copy(&c, s)) > 0)
+		warn_dropped(fx, s->id, dropped);
+	g = grant_dup(old);
+#define SWAP(a, b, t)	do { t = a; a = b; b = t; } while (0)
+	SWAP(g->spec.pod_name, c.pod_name, pn);
+	SWAP(g->spec.labels, c.labels, kv);
+	SWAP(g->spec.nlabels, c.nlabels, n);
+	SWAP(g->spec.pod_labels, c.pod_labels, kv);
+	SWAP(g->spec.npod_labels, c.npod_labels, n);
+#undef SWAP
+	cspec_clear(&c);
+	return (g);
+}
+
 int
 policy_sync(struct policy *P, const struct container_spec *specs, int n,
     struct policy_effects *fx, char **cause)
 {
 	struct policy	*N;
 	struct strmap	*seen;
-	struct grant	*old, *g;
+	struct grant	*old, *g, *fresh;
 	struct cspec	 spec;
 	char		*why = NULL;
 	int		 i, rc = 0, dropped, pass;
@@ -1427,11 +1557,14 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 			if ((old = strmap_get(P->ctrs, specs[i].id)) == NULL ||
 			    holds_cpus(old) != (pass == 0))
 				continue;
-			if (policy_carry_container(N, old, fx, &why) != 0) {
+			fresh = relabeled(old, &specs[i], fx);
+			if (policy_carry_container(N, fresh ? fresh : old, fx,
+			    &why) != 0) {
 				policy_warn(fx, "%s", why);
 				free(why);
 				why = NULL;
 			}
+			grant_free(fresh);
 		}
 	for (i = 0; i < n; i++) {
 		if (strmap_get(N->ctrs, specs[i].id) != NULL)

@@ -35,6 +35,13 @@
 #define POLICY_MAX_ANNOTATIONS	128
 #define POLICY_MAX_CLAIM_ENV	32
 #define POLICY_MAX_KEPT_BYTES	(64 * 1024)	/* keys and values */
+/*
+ * What affinity expressions can match: the pod's and the container's
+ * labels, each set capped like the annotations (entries past a cap are
+ * ignored with the same warning).
+ */
+#define POLICY_MAX_LABELS	64		/* of the pod, of the container */
+#define POLICY_MAX_LABEL_BYTES	(16 * 1024)	/* each set, keys and values */
 /* Containers of one claim waiting for its consumers to be read again. */
 #define POLICY_MAX_WAITING	64
 
@@ -58,6 +65,7 @@ struct container_spec {
 	const char		*name;		/* container name, may be NULL */
 	const char		*pod;		/* pod id, may be NULL */
 	const char		*pod_uid;	/* the pod's Kubernetes UID, or NULL */
+	const char		*pod_name;	/* the pod's name, may be NULL */
 	const char		*namespace;	/* may be NULL */
 	enum qos_class		 qos;
 	long long		 cpu_request;	/* milli, -1 unset */
@@ -66,6 +74,10 @@ struct container_spec {
 	int			 nannotations;
 	const struct policy_kv	*env;		/* environment */
 	int			 nenv;
+	const struct policy_kv	*labels;	/* the container's labels */
+	int			 nlabels;
+	const struct policy_kv	*pod_labels;	/* the pod's labels */
+	int			 npod_labels;
 };
 
 /* One allocation result of a claim for our driver. */

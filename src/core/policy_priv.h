@@ -60,6 +60,7 @@ struct cspec {
 	char		*name;
 	char		*pod;
 	char		*pod_uid;	/* Kubernetes UID of the pod */
+	char		*pod_name;
 	char		*ns;
 	enum qos_class	 qos;
 	long long	 request;
@@ -68,6 +69,10 @@ struct cspec {
 	struct policy_kv *ann;		/* our annotations only */
 	int		 nenv;
 	struct policy_kv *env;		/* DRA_CPUSET_* only */
+	int		 nlabels;
+	struct policy_kv *labels;	/* the container's, capped */
+	int		 npod_labels;
+	struct policy_kv *pod_labels;	/* the pod's, capped */
 };
 
 struct grant {
@@ -95,6 +100,7 @@ struct grant {
 	int		 fallback;	/* got less than it asked for */
 	int		 dirty;		/* refresh it even when skipping */
 	unsigned long	 applied_gen;	/* supply_path_gen when applied */
+	unsigned long	 mark;		/* index_mark of the last walk */
 };
 
 struct policy {
@@ -120,8 +126,13 @@ void	index_link(struct policy *, int, struct grant *);
 void	index_unlink(struct policy *, int, struct grant *);
 void	index_dirty(struct policy *, struct grant *);
 int	index_ntype(const struct policy *, int, enum cpu_type);
+int	index_ncontainers(const struct policy *, int);
 const int *index_pod(const struct policy *, const char *);
 const int *index_ns(const struct policy *, const char *);
+struct grant *const *index_attr(const struct policy *, int, const char *,
+	    const char *, size_t *);
+unsigned long index_mark(const struct policy *);
+unsigned long index_visit(const struct policy *, int);
 struct grant **index_pinned(const struct policy *, const char *, size_t *);
 struct grant **index_moved(struct policy *, size_t *);
 void	index_clean(struct policy *);
@@ -181,6 +192,8 @@ int	request_check_id(const char *, const char *, char **);
 struct grant *grant_new(const char *, enum grant_kind);
 void	grant_free(struct grant *);
 void	grant_free_all(struct strmap *);
+const char *policy_pick_pool(struct policy *, const struct container_spec *,
+	    const double *, char **);
 int	policy_allocate_container(struct policy *, struct grant *,
 	    const char *, struct policy_effects *, char **);
 void	policy_pin(const struct policy *, const struct grant *,
@@ -202,6 +215,12 @@ int	holds_cpus(const struct grant *);
 int	policy_carry_container(struct policy *, const struct grant *,
 	    struct policy_effects *, char **);
 int	policy_carry_claims(struct policy *, const struct policy *, char **);
+
+/* affinity_eval.c */
+struct affinity_set;
+int	affinity_of(const struct cspec *, struct affinity_set *, char **);
+void	affinity_weigh(const struct policy *, const struct cspec *,
+	    const struct affinity_set *, double *);
 
 /* claim.c */
 int	claim_reinstate(struct policy *, const char *, const struct cpuset *,

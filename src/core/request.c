@@ -1,7 +1,8 @@
 /*
  * request.c owns how a container's QoS class, CPU request and limit, pod
  * annotations and namespace become a CPU request (anchor §2.2), and the
- * policy's own copy of a container's description.
+ * policy's own copy of a container's description (with the pod's name and
+ * the pod's and the container's labels, which affinities match).
  */
 #include "autoconf.h"
 
@@ -27,7 +28,9 @@
  * of keys and values (a pod writes what it likes into its spec): the
  * rest are counted in *dropped. A key given twice is kept once, where it
  * first appears, with its last value, which is what a JSON object of the
- * saved state can hold; the index makes that linear.
+ * saved state can hold; the index makes that linear. Keys are compared
+ * cleaned, as the saved state holds them: two that differ only in bytes
+ * that are not UTF-8 are one key there, and take one place under the caps.
  */
 static void
 kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
@@ -36,6 +39,7 @@ kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
 	struct strmap	*seen = NULL;
 	size_t		 bytes = 0, len;
 	void		*at;
+	char		*key;
 	int		 i, k = 0;
 
 	*out = xcalloc((size_t)(n < max ? n : max) + 1, sizeof **out);
@@ -44,8 +48,9 @@ kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
 	for (i = 0; i < n; i++) {
 		if (in[i].key == NULL || !keep(in[i].key))
 			continue;
-		if (seen != NULL && (at = strmap_get(seen, in[i].key)) !=
-		    NULL) {
+		key = utf8_clean(in[i].key);
+		if (seen != NULL && (at = strmap_get(seen, key)) != NULL) {
+			free(key);
 			free((*out)[(intptr_t)at - 1].value);
 			(*out)[(intptr_t)at - 1].value = utf8_clean(in[i].value ?
 			    in[i].value : "");
@@ -54,14 +59,15 @@ kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
 		len = strlen(in[i].key) + (in[i].value ? strlen(in[i].value) :
 		    0);
 		if (k >= max || bytes + len > maxbytes) {
+			free(key);
 			(*dropped)++;
 			continue;
 		}
 		bytes += len;
-		(*out)[k].key = utf8_clean(in[i].key);
+		(*out)[k].key = key;
 		(*out)[k].value = utf8_clean(in[i].value ? in[i].value : "");
 		if (seen != NULL)
-			strmap_put(seen, in[i].key, (void *)(intptr_t)(k + 1));
+			strmap_put(seen, key, (void *)(intptr_t)(k + 1));
 		k++;
 	}
 	strmap_free(seen);
@@ -103,6 +109,7 @@ cspec_copy(struct cspec *c, const struct container_spec *s)
 	c->name = dupornull(s->name);
 	c->pod = dupornull(s->pod);
 	c->pod_uid = dupornull(s->pod_uid);
+	c->pod_name = dupornull(s->pod_name);
 	c->ns = dupornull(s->namespace);
 	c->qos = s->qos;
 	c->request = s->cpu_request;
@@ -112,6 +119,12 @@ cspec_copy(struct cspec *c, const struct container_spec *s)
 	    &dropped);
 	kv_copy(&c->env, &c->nenv, s->env, s->nenv, keep_env,
 	    POLICY_MAX_CLAIM_ENV, POLICY_MAX_KEPT_BYTES / 2, &dropped);
+	/* Any label may be matched, so all are kept, within the caps. */
+	kv_copy(&c->labels, &c->nlabels, s->labels, s->nlabels, keep_all,
+	    POLICY_MAX_LABELS, POLICY_MAX_LABEL_BYTES, &dropped);
+	kv_copy(&c->pod_labels, &c->npod_labels, s->pod_labels,
+	    s->npod_labels, keep_all, POLICY_MAX_LABELS,
+	    POLICY_MAX_LABEL_BYTES, &dropped);
 	return (dropped);
 }
 
@@ -125,6 +138,7 @@ cspec_dup(struct cspec *c, const struct cspec *s)
 	c->name = dupornull(s->name);
 	c->pod = dupornull(s->pod);
 	c->pod_uid = dupornull(s->pod_uid);
+	c->pod_name = dupornull(s->pod_name);
 	c->ns = dupornull(s->ns);
 	c->qos = s->qos;
 	c->request = s->request;
@@ -133,6 +147,10 @@ cspec_dup(struct cspec *c, const struct cspec *s)
 	    SIZE_MAX, &dropped);
 	kv_copy(&c->env, &c->nenv, s->env, s->nenv, keep_all, s->nenv + 1,
 	    SIZE_MAX, &dropped);
+	kv_copy(&c->labels, &c->nlabels, s->labels, s->nlabels, keep_all,
+	    s->nlabels + 1, SIZE_MAX, &dropped);
+	kv_copy(&c->pod_labels, &c->npod_labels, s->pod_labels,
+	    s->npod_labels, keep_all, s->npod_labels + 1, SIZE_MAX, &dropped);
 }
 
 static void
@@ -154,9 +172,12 @@ cspec_clear(struct cspec *c)
 	free(c->name);
 	free(c->pod);
 	free(c->pod_uid);
+	free(c->pod_name);
 	free(c->ns);
 	kv_free(c->ann, c->nann);
 	kv_free(c->env, c->nenv);
+	kv_free(c->labels, c->nlabels);
+	kv_free(c->pod_labels, c->npod_labels);
 	memset(c, 0, sizeof *c);
 }
 
@@ -227,6 +248,13 @@ cspec_check(const struct container_spec *s, char **cause)
 	    (s->nannotations > 0 && s->annotations == NULL) ||
 	    (s->nenv > 0 && s->env == NULL)) {
 		xasprintf(cause, "container %s: bad annotations or environment",
+		    s->id);
+		return (-EINVAL);
+	}
+	if (s->nlabels < 0 || s->npod_labels < 0 ||
+	    (s->nlabels > 0 && s->labels == NULL) ||
+	    (s->npod_labels > 0 && s->pod_labels == NULL)) {
+		xasprintf(cause, "container %s: bad labels or pod labels",
 		    s->id);
 		return (-EINVAL);
 	}

@@ -6,6 +6,10 @@
  * values (policy_save) and as text written straight from the grants
  * (policy_save_text), which the daemon saves before answering every event.
  * Reading and writing files is the daemon's business.
+ *
+ * A container's pod name and labels ("podName", "labels", "podLabels")
+ * came later than version 2: they are written only when there are some,
+ * so that a state without them reads the same, and read when present.
  */
 #include "autoconf.h"
 
@@ -80,6 +84,14 @@ container_json(const struct grant *g)
 		json_object_set_new(spec, "namespace", string_json(c->ns));
 	if (c->pod_uid != NULL)
 		json_object_set_new(spec, "podUID", string_json(c->pod_uid));
+	if (c->pod_name != NULL)
+		json_object_set_new(spec, "podName", string_json(c->pod_name));
+	if (c->nlabels > 0)
+		json_object_set_new(spec, "labels", kv_json(c->labels,
+		    c->nlabels));
+	if (c->npod_labels > 0)
+		json_object_set_new(spec, "podLabels", kv_json(c->pod_labels,
+		    c->npod_labels));
 
 	if (g->kind == GRANT_CLAIM_PINNED) {
 		claims = json_array();
@@ -259,7 +271,8 @@ tb_cpuset(struct textbuf *b, const struct cpuset *s)
 	free(list);
 }
 
-/* Annotations or env: their keys are distinct (kv_copy, parse_kv). */
+/* Annotations, env or labels: their keys are distinct (kv_copy,
+ * parse_kv). */
 static void
 tb_kv(struct textbuf *b, const struct policy_kv *kv, int n)
 {
@@ -304,6 +317,18 @@ tb_spec(struct textbuf *b, const struct cspec *c)
 	if (c->pod_uid != NULL) {
 		tb_lit(b, ",\"podUID\":");
 		tb_str(b, c->pod_uid);
+	}
+	if (c->pod_name != NULL) {
+		tb_lit(b, ",\"podName\":");
+		tb_str(b, c->pod_name);
+	}
+	if (c->nlabels > 0) {
+		tb_lit(b, ",\"labels\":");
+		tb_kv(b, c->labels, c->nlabels);
+	}
+	if (c->npod_labels > 0) {
+		tb_lit(b, ",\"podLabels\":");
+		tb_kv(b, c->pod_labels, c->npod_labels);
 	}
 	tb_lit(b, "}");
 }
@@ -619,24 +644,27 @@ static int
 parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
 {
 	const char	*qos = NULL, *name = NULL, *pod = NULL, *ns = NULL;
-	const char	*pod_uid = NULL;
-	json_t		*ann = NULL, *env = NULL;
+	const char	*pod_uid = NULL, *pod_name = NULL;
+	json_t		*ann = NULL, *env = NULL, *labels = NULL;
+	json_t		*pod_labels = NULL;
 	json_int_t	 req = -1, lim = -1;
 	json_error_t	 err;
 	int		 i;
 
 	memset(c, 0, sizeof *c);
 	if (!json_is_object(o) || json_unpack_ex(o, &err, JSON_STRICT,
-	    "{s:s, s:I, s:I, s?o, s?o, s?s, s?s, s?s, s?s}", "qos", &qos,
-	    "cpuRequest", &req, "cpuLimit", &lim, "annotations", &ann,
-	    "env", &env, "name", &name, "pod", &pod, "namespace", &ns,
-	    "podUID", &pod_uid) != 0)
+	    "{s:s, s:I, s:I, s?o, s?o, s?s, s?s, s?s, s?s, s?s, s?o, s?o}",
+	    "qos", &qos, "cpuRequest", &req, "cpuLimit", &lim,
+	    "annotations", &ann, "env", &env, "name", &name, "pod", &pod,
+	    "namespace", &ns, "podUID", &pod_uid, "podName", &pod_name,
+	    "labels", &labels, "podLabels", &pod_labels) != 0)
 		return (bad(cause, key, "container: malformed"));
 	c->id = xstrdup(key);
 	c->name = name ? xstrdup(name) : NULL;
 	c->pod = pod ? xstrdup(pod) : NULL;
 	c->ns = ns ? xstrdup(ns) : NULL;
 	c->pod_uid = pod_uid ? xstrdup(pod_uid) : NULL;
+	c->pod_name = pod_name ? xstrdup(pod_name) : NULL;
 	c->request = req;
 	c->limit = lim;
 	for (i = 0; i < 3; i++)
@@ -651,6 +679,11 @@ parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
 	    NULL) != 0 || parse_kv(env, &c->env, &c->nenv,
 	    POLICY_MAX_CLAIM_ENV, DRA_ENV_PREFIX) != 0)
 		return (bad(cause, key, "container: annotations and env must "
+		    "be objects of strings"));
+	if (parse_kv(labels, &c->labels, &c->nlabels, POLICY_MAX_LABELS,
+	    NULL) != 0 || parse_kv(pod_labels, &c->pod_labels,
+	    &c->npod_labels, POLICY_MAX_LABELS, NULL) != 0)
+		return (bad(cause, key, "container: labels and podLabels must "
 		    "be objects of strings"));
 	return (0);
 }

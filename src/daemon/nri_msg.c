@@ -1,10 +1,11 @@
 /*
  * nri_msg.c owns the conversions between NRI messages and the policy's
- * types: a pod and container become a container_spec (namespace, QoS
- * class, CPU request and limit, annotations, environment), and a pinning
- * becomes the cpuset, mems and shares fields of a ContainerAdjustment or
- * ContainerUpdate. The kubelet's arithmetic between CPUs and cgroup
- * values is undone here the way the Go policy does it.
+ * types: a pod and container become a container_spec (namespace, pod
+ * name, QoS class, CPU request and limit, annotations, environment, the
+ * pod's and the container's labels), and a pinning becomes the cpuset,
+ * mems and shares fields of a ContainerAdjustment or ContainerUpdate. The
+ * kubelet's arithmetic between CPUs and cgroup values is undone here the
+ * way the Go policy does it.
  */
 #include "autoconf.h"
 
@@ -25,6 +26,27 @@ nonempty(const char *s)
 {
 	return (s != NULL && *s != '\0' ? s : NULL);
 }
+
+/*
+ * The entries of a protobuf map as key-value pairs pointing into them,
+ * in out (allocated, NULL when the map is empty) and their count in nout;
+ * an entry without a key is left out. A macro: protobuf-c gives each map
+ * an entry type of its own, all with the same key and value.
+ */
+#define MAP_KV(out, nout, entries, n) do {				\
+	size_t	i_;							\
+	int	k_ = 0;							\
+									\
+	(out) = (n) > 0 ? xcalloc((n), sizeof *(out)) : NULL;		\
+	for (i_ = 0; i_ < (n); i_++) {					\
+		if ((entries)[i_] == NULL || (entries)[i_]->key == NULL) \
+			continue;					\
+		(out)[k_].key = (entries)[i_]->key;			\
+		(out)[k_].value = (entries)[i_]->value;			\
+		k_++;							\
+	}								\
+	(nout) = k_;							\
+} while (0)
 
 void
 nri_spec_init(struct nri_spec *ns, const NRI(PodSandbox) *pod,
@@ -48,24 +70,23 @@ nri_spec_init(struct nri_spec *ns, const NRI(PodSandbox) *pod,
 		if (s->pod != NULL && pod->id != NULL &&
 		    strcmp(s->pod, pod->id) == 0)
 			s->pod_uid = nonempty(pod->uid);
+		/* What affinities match, as the Go policy takes them. */
+		s->pod_name = nonempty(pod->name);
+		MAP_KV(ns->pod_labels, s->npod_labels, pod->labels,
+		    pod->n_labels);
+		s->pod_labels = ns->pod_labels;
 	}
+	MAP_KV(ns->labels, s->nlabels, c->labels, c->n_labels);
+	s->labels = ns->labels;
 	s->qos = nri_msg_qos(pod, c, nri_msg_resources(c));
 	nri_msg_cpu(nri_msg_resources(c), s->qos, &s->cpu_request,
 	    &s->cpu_limit);
 
 	/* The Go policy reads its annotations from the pod. */
-	if (pod != NULL && pod->n_annotations > 0) {
-		ns->ann = xcalloc(pod->n_annotations, sizeof *ns->ann);
-		for (i = 0, k = 0; i < pod->n_annotations; i++) {
-			if (pod->annotations[i] == NULL ||
-			    pod->annotations[i]->key == NULL)
-				continue;
-			ns->ann[k].key = pod->annotations[i]->key;
-			ns->ann[k].value = pod->annotations[i]->value;
-			k++;
-		}
+	if (pod != NULL) {
+		MAP_KV(ns->ann, s->nannotations, pod->annotations,
+		    pod->n_annotations);
 		s->annotations = ns->ann;
-		s->nannotations = k;
 	}
 	if (c->n_env > 0) {
 		ns->env = xcalloc(c->n_env, sizeof *ns->env);
@@ -97,6 +118,8 @@ nri_spec_clear(struct nri_spec *ns)
 		free(ns->env[i].key);
 	free(ns->env);
 	free(ns->ann);
+	free(ns->labels);
+	free(ns->pod_labels);
 	memset(ns, 0, sizeof *ns);
 }
 

@@ -23,6 +23,8 @@ struct nri_spec {
 	struct policy_kv	*ann;
 	struct policy_kv	*env;
 	int			 nenv;
+	struct policy_kv	*labels;	/* the container's */
+	struct policy_kv	*pod_labels;
 };
 
 /* pod may be NULL (the container is then described by itself). */

@@ -44,6 +44,8 @@ struct spec {
 	struct container_spec	 s;
 	struct policy_kv	*ann;
 	struct policy_kv	*env;
+	struct policy_kv	*labels;
+	struct policy_kv	*pod_labels;
 };
 
 static int	op_claim(struct sim *, json_t *, struct line *);
@@ -58,8 +60,8 @@ static int	op_restart(struct sim *, json_t *, struct line *);
 static int	op_show(struct sim *, json_t *, struct line *);
 
 #define SPEC_FIELDS \
-	"id", "name", "pod", "podUID", "namespace", "qos", "cpuRequest", \
-	"cpuLimit", "annotations", "env"
+	"id", "name", "pod", "podUID", "podName", "namespace", "qos", \
+	"cpuRequest", "cpuLimit", "annotations", "env", "labels", "podLabels"
 
 static const char *const claim_fields[] = {
 	"op", "uid", "results", "namespace", "name", "consumers", NULL
@@ -260,6 +262,8 @@ spec_clear(struct spec *sp)
 {
 	kv_free(sp->ann, sp->s.nannotations);
 	kv_free(sp->env, sp->s.nenv);
+	kv_free(sp->labels, sp->s.nlabels);
+	kv_free(sp->pod_labels, sp->s.npod_labels);
 	memset(sp, 0, sizeof *sp);
 }
 
@@ -278,16 +282,22 @@ get_spec(struct line *l, json_t *o, const char *where,
 	    get_string(l, o, where, "name", 0, &sp->s.name) != 0 ||
 	    get_string(l, o, where, "pod", 0, &sp->s.pod) != 0 ||
 	    get_string(l, o, where, "podUID", 0, &sp->s.pod_uid) != 0 ||
+	    get_string(l, o, where, "podName", 0, &sp->s.pod_name) != 0 ||
 	    get_string(l, o, where, "namespace", 0, &sp->s.namespace) != 0 ||
 	    get_string(l, o, where, "qos", 1, &qos) != 0 ||
 	    get_milli(l, o, where, "cpuRequest", &sp->s.cpu_request) != 0 ||
 	    get_milli(l, o, where, "cpuLimit", &sp->s.cpu_limit) != 0 ||
 	    get_kv(l, o, where, "annotations", &sp->ann,
 	    &sp->s.nannotations) != 0 ||
-	    get_kv(l, o, where, "env", &sp->env, &sp->s.nenv) != 0)
+	    get_kv(l, o, where, "env", &sp->env, &sp->s.nenv) != 0 ||
+	    get_kv(l, o, where, "labels", &sp->labels, &sp->s.nlabels) != 0 ||
+	    get_kv(l, o, where, "podLabels", &sp->pod_labels,
+	    &sp->s.npod_labels) != 0)
 		return (-1);
 	sp->s.annotations = sp->ann;
 	sp->s.env = sp->env;
+	sp->s.labels = sp->labels;
+	sp->s.pod_labels = sp->pod_labels;
 	for (i = 0; i < 3; i++)
 		if (strcmp(qos, qos_names[i]) == 0)
 			break;

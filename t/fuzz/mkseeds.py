@@ -324,6 +324,20 @@ for i, s in enumerate(["1500m", "2", "1.5", "2Ki", "1e3", "0.0001", "-1", "-0", 
                        "9223372036854775807", "12E", ".5", "1.", "+2"]):
     put("quantity", "%d" % i, s)
 
+# Affinity annotations: both forms, the operators, joint keys, globs.
+for i, s in enumerate([
+        "a: [b]\nc: [a, b]\n",
+        "a:\n- match: {key: name, operator: Equals, values: [b]}\n  weight: 5\n",
+        "a:\n- scope: {key: namespace, operator: In, values: [x, y]}\n"
+        "  match: {key: pod/labels/app, operator: MatchesAny, values: [\"d[a-c]*\", \"?b\"]}\n",
+        "a:\n- match: {key: \":,-pod/qosclass,pod/name,name\", operator: Matches, values: [\"*-pod-a\"]}\n",
+        "a:\n- match: {operator: AlwaysTrue}\n  weight: -3000\n",
+        "a:\n- match: {key: labels/app, operator: NotIn, values: [\"*\"]}\n"
+        "- match: {key: tags/x, operator: NotExist}\n",
+        "x: &m [ {match: {key: name, operator: Exists}} ]\na: *m\n",
+        "a: [b\n", "", "- a\n", "a: {b: c}\n"]):
+    put("affinity", "%d" % i, s)
+
 # pbcheck: the same requests, its first byte picking the descriptor
 # (fuzz-pbcheck.c's table: 3 sync, 4 create, 5 update, 11-14 DRA, 15-16
 # registration).

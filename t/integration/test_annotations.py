@@ -1,15 +1,16 @@
 """The pod annotations of the Go policy through NRI (one case each): what
 the runtime is told when a pod asks for an unlimited-burstable level, to
 have its CPUs left alone, for high-priority CPUs on a hybrid machine, or
-for isolated CPUs at two scopes. The expected values come from the
-machines' layouts, not from the daemon."""
+for isolated CPUs at two scopes, or to be near the containers of another
+pod (affinity, across a restart) and what a bad affinity gets. The
+expected values come from the machines' layouts, not from the daemon."""
 
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
-from nri_runtime import Session, parse_cpuset  # noqa: E402
+from nri_runtime import CallError, Session, parse_cpuset  # noqa: E402
 
 NS = "resource-policy.nri.io"
 RESERVED = {3, 11}
@@ -117,6 +118,79 @@ def test_isolation_by_scope():
             raise AssertionError("a required isolated CPU was granted on a "
                                  "machine without any")
         s.stop()
+
+
+WEB_AFFINITY = """web:
+- scope: {operator: AlwaysTrue}
+  match: {key: pod/labels/app, operator: In, values: [db]}
+  weight: 5
+"""
+
+
+def node_of(s, resp):
+    nodes = s.machine.nodes_of(parse_cpuset(cpu_of(resp).cpus))
+    assert len(nodes) == 1, nodes
+    return nodes.pop()
+
+
+def test_affinity_to_another_pods_label_survives_a_restart():
+    """web is drawn to the NUMA node of the pod labelled app=db, where a
+    container without the annotation would not go; after a SIGKILL and a
+    restart (the labels come back from the saved state, not from a
+    create), a second web is drawn there too."""
+    with Session(CONFIG) as s:
+        s.start()
+        rt = s.rt
+        db = rt.make_pod("db", qos="Guaranteed", labels={"app": "db"})
+        dbc = rt.make_container(db, "db", request=2000, limit=2000)
+        home = node_of(s, rt.create_container(db, dbc))
+        # Where a 2-CPU container without affinity goes now: elsewhere.
+        plain = rt.make_pod("plain", qos="Guaranteed")
+        pc = rt.make_container(plain, "web", request=2000, limit=2000)
+        assert node_of(s, rt.create_container(plain, pc)) != home
+        rt.remove_container(pc.id)
+        web = rt.make_pod("web", qos="Guaranteed", annotations={
+            "%s/affinity" % NS: WEB_AFFINITY})
+        wc = rt.make_container(web, "web", request=2000, limit=2000)
+        assert node_of(s, rt.create_container(web, wc)) == home
+        s.d.kill()
+        s.rt.drop()
+        s.d.start()
+        s.rt.serve()
+        s.wait_status(lambda st: st["nri"]["synchronized"])
+        # The plain one shows the pull still matters...
+        pc2 = rt.make_container(plain, "web2", request=2000, limit=2000)
+        assert node_of(s, rt.create_container(plain, pc2)) != home
+        rt.remove_container(pc2.id)
+        # ...and it is still there after the restart.
+        wc2 = rt.make_container(web, "web", request=2000, limit=2000,
+                                cid="pod-web-web-2")
+        assert node_of(s, rt.create_container(web, wc2)) == home
+        s.stop()
+
+
+def test_bad_affinity_is_refused_with_its_position():
+    with Session(CONFIG) as s:
+        s.start()
+        rt = s.rt
+        pod = rt.make_pod("bad", annotations={
+            "%s/anti-affinity" % NS: "c:\n- match: {key: name, "
+                                     "operator: Equal, values: [x]}\n"})
+        try:
+            rt.create_container(pod, rt.make_container(pod, "c"))
+        except CallError as e:
+            assert "line 2, column 32" in e.message, e.message
+            assert "unknown operator" in e.message, e.message
+        else:
+            raise AssertionError("a bad anti-affinity was accepted")
+        assert grant_of(s, "pod-bad-c") is None
+        s.stop()
+
+
+def grant_of(s, cid):
+    r = s.d.admin("grants")
+    assert r.get("ok"), r
+    return next((g for g in r["result"] if g.get("id") == cid), None)
 
 
 tap.run(globals())

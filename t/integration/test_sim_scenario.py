@@ -316,6 +316,88 @@ def test_containers():
     assert rc == 0
 
 
+def test_pod_name_and_labels():
+    """What affinities match: the pod's name, the container's labels and
+    the pod's, in create and sync, through a restart; of the wrong type,
+    refused with the field named; past the cap, dropped with a warning."""
+    sim = Sim()
+    labels = {"app": "web", "io.kubernetes.container.name": "c",
+              "io.kubernetes.pod.name": "web-0"}
+    c = sim.ok({"op": "create", "id": "web", "name": "c", "pod": "p",
+                "podName": "web-0", "namespace": "default",
+                "qos": "Burstable", "cpuRequest": "500m",
+                "labels": labels, "podLabels": {"app": "web", "x": ""}})
+    assert "warnings" not in c, c
+    sim.ok({"op": "sync", "containers": [
+        {"id": "web", "qos": "Burstable", "cpuRequest": "500m",
+         "podName": "web-0", "labels": labels, "podLabels": {"app": "web"}},
+        {"id": "db", "qos": "BestEffort", "podLabels": {"tier": "db"}}]})
+    r = sim.ok({"op": "restart"})
+    assert r["containers"] == 2, r
+    refused = [
+        ({"labels": 3}, '"labels"'),
+        ({"labels": {"app": 1}}, '"labels"'),
+        ({"podLabels": ["app"]}, '"podLabels"'),
+        ({"podLabels": {"app": None}}, '"podLabels"'),
+        ({"podName": 3}, '"podName"'),
+    ]
+    for extra, named in refused:
+        bad = sim.send(dict({"op": "create", "id": "bad",
+                             "qos": "BestEffort"}, **extra))
+        assert bad["ok"] is False and named in bad["error"], (extra, bad)
+        bad = sim.send({"op": "sync", "containers": [
+            dict({"id": "bad", "qos": "BestEffort"}, **extra)]})
+        assert bad["ok"] is False and named in bad["error"], (extra, bad)
+        assert "containers[0]" in bad["error"], bad
+    many = sim.ok({"op": "create", "id": "many", "qos": "BestEffort",
+                   "labels": {"k%d" % i: "v" for i in range(70)}})
+    assert len(many["warnings"]) == 1, many
+    assert "many" in many["warnings"][0] and ": 6 " in many["warnings"][0], \
+        many
+    ids = [gr["id"] for gr in sim.ok({"op": "show",
+                                      "what": "grants"})["grants"]
+           if "id" in gr]
+    assert sorted(ids) == ["db", "many", "web"], ids
+    rc, _ = sim.close()
+    assert rc == 0
+
+
+def node_of(reply):
+    got = [k for k in NODES if cpus(reply["cpus"]) <= NODES[k]]
+    assert len(got) == 1, reply
+    return got[0]
+
+
+def test_affinity_scenario():
+    """A container drawn by its pod's affinity annotation to another pod's
+    labels, and pushed away by the short-form anti-affinity from its pod
+    mate: placements checked against n4c16's nodes."""
+    sim = Sim()
+    ann = "resource-policy.nri.io/affinity"
+    anti = "resource-policy.nri.io/anti-affinity"
+    g2 = {"qos": "Guaranteed", "cpuRequest": 2, "cpuLimit": 2}
+    db = sim.ok(dict(g2, op="create", id="db", name="db", pod="dbp",
+                     podName="db", podLabels={"app": "db"}))
+    home = node_of(db)
+    plain = sim.ok(dict(g2, op="create", id="q", name="web", pod="qp"))
+    assert node_of(plain) != home, plain
+    sim.ok({"op": "remove", "id": "q"})
+    rule = ("web:\n- scope: {operator: AlwaysTrue}\n"
+            "  match: {key: pod/labels/app, operator: Equals, "
+            "values: [db]}\n")
+    web = sim.ok(dict(g2, op="create", id="w", name="web", pod="wp",
+                      annotations={ann: rule, anti: "side: [web]"}))
+    assert node_of(web) == home, web
+    side = sim.ok(dict(g2, op="create", id="s", name="side", pod="wp",
+                       annotations={ann: rule, anti: "side: [web]"}))
+    assert node_of(side) != home, side
+    bad = sim.send(dict(g2, op="create", id="b", name="web", pod="bp",
+                        annotations={ann: "web: [x"}))
+    assert bad["ok"] is False and "line 2, column 1" in bad["error"], bad
+    rc, _ = sim.close()
+    assert rc == 0
+
+
 def test_reconfigure():
     sim = Sim()
     sim.ok(claim("u", 3, 3))

@@ -465,7 +465,7 @@ class Runtime:
 
     # Pods and containers, as the kubelet would describe them.
     def make_pod(self, name, namespace="default", qos="BestEffort",
-                 annotations=None, uid=None):
+                 annotations=None, uid=None, labels=None):
         nri = self.pb.nri
         uid = uid or "%08x-0000-4000-8000-%012x" % (
             zlib.crc32(name.encode()), len(self.pods))
@@ -473,16 +473,29 @@ class Runtime:
                              namespace=namespace)
         for k, v in (annotations or {}).items():
             pod.annotations[k] = v
+        for k, v in (labels or {}).items():
+            pod.labels[k] = v
         pod.linux.cgroup_parent = cgroup_parent(qos, uid)
         return pod
 
     def make_container(self, pod, name, request=0, limit=0, env=(),
-                       cid=None):
+                       cid=None, labels=None):
+        """A container of pod, with the labels the kubelet gives every
+        container through CRI and, over them, those given."""
         nri = self.pb.nri
         c = nri.Container(id=cid or "%s-%s" % (pod.id, name),
                           pod_sandbox_id=pod.id, name=name,
                           state=nri.CONTAINER_CREATED)
         c.env.extend(env)
+        cri = {
+            "io.kubernetes.container.name": name,
+            "io.kubernetes.pod.name": pod.name,
+            "io.kubernetes.pod.namespace": pod.namespace,
+            "io.kubernetes.pod.uid": pod.uid,
+        }
+        cri.update(labels or {})
+        for k, v in cri.items():
+            c.labels[k] = v
         cpu = c.linux.resources.cpu
         cpu.shares.value = shares_of(request)
         if limit:

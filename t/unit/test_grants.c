@@ -443,12 +443,22 @@ check_text(struct policy *P, int identical)
 	return (text);
 }
 
+/* What affinities match: the pod's name, the container's and the pod's
+ * labels. */
+struct meta {
+	const char		*pod_name;
+	const struct policy_kv	*labels;
+	int			 nlabels;
+	const struct policy_kv	*pod_labels;
+	int			 npod_labels;
+};
+
 /* A container with every field given (NULL: absent). */
 static int
 create_full(const char *id, enum qos_class qos, long long req, long long lim,
     const char *name, const char *pod, const char *ns,
     const struct policy_kv *ann, int nann, const struct policy_kv *env,
-    int nenv)
+    int nenv, const struct meta *m)
 {
 	struct container_spec	s;
 
@@ -466,6 +476,13 @@ create_full(const char *id, enum qos_class qos, long long req, long long lim,
 	s.nannotations = nann;
 	s.env = env;
 	s.nenv = nenv;
+	if (m != NULL) {
+		s.pod_name = m->pod_name;
+		s.labels = m->labels;
+		s.nlabels = m->nlabels;
+		s.pod_labels = m->pod_labels;
+		s.npod_labels = m->npod_labels;
+	}
 	return (policy_create(e.P, &s, &e.fx, &e.cause));
 }
 
@@ -496,7 +513,7 @@ Test(grants, state_text_escapes_every_byte)
 	env[0].key = (char *)"DRA_CPUSET_\t\"x\"";
 	env[0].value = bytes;
 	cr_assert_eq(create_full("c/<1>'{}", QOS_GUARANTEED, 2000, 2000, bytes,
-	    "pod\\1", "ns\n", ann, 2, env, 1), 0, "%s", e.cause);
+	    "pod\\1", "ns\n", ann, 2, env, 1, NULL), 0, "%s", e.cause);
 	text = check_text(e.P, 1);
 	/* What the text says, read independently of policy_save. */
 	doc = json_loads(text, 0, NULL);
@@ -542,7 +559,7 @@ Test(grants, state_text_not_utf8)
 	/* Past U+10FFFF; cut short; then good. */
 	env[0].value = (char *)"\xf4\x90\x80\x80|\xe2\x82|\xe2\x82\xac";
 	cr_assert_eq(create_full("bad", QOS_BURSTABLE, 100, -1, "n\xc3(x",
-	    "\x80", "ns\xf8", ann, 2, env, 1), 0, "%s", e.cause);
+	    "\x80", "ns\xf8", ann, 2, env, 1, NULL), 0, "%s", e.cause);
 	text = check_text(e.P, 1);
 	doc = json_loads(text, 0, NULL);
 	spec = json_object_get(json_object_get(json_object_get(doc, "grants"),
@@ -587,7 +604,7 @@ Test(grants, state_text_duplicate_keys)
 	env[2].key = (char *)"DRA_CPUSET_x";
 	env[2].value = (char *)"3";
 	cr_assert_eq(create_full("dup", QOS_BESTEFFORT, -1, -1, NULL, NULL,
-	    NULL, ann, 3, env, 3), 0, "%s", e.cause);
+	    NULL, ann, 3, env, 3, NULL), 0, "%s", e.cause);
 	text = check_text(e.P, 1);
 	doc = json_loads(text, 0, NULL);
 	spec = json_object_get(json_object_get(json_object_get(doc, "grants"),
@@ -601,6 +618,340 @@ Test(grants, state_text_duplicate_keys)
 	cr_assert_null(json_object_get(spec, "name"));
 	json_decref(doc);
 	free(text);
+}
+
+/* The value of key in kv, or NULL. */
+static const char *
+kv_value(const struct policy_kv *kv, int n, const char *key)
+{
+	int	i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(kv[i].key, key) == 0)
+			return (kv[i].value);
+	return (NULL);
+}
+
+/* The saved container spec of id in the state text. */
+static json_t *
+saved_spec(json_t *doc, const char *id)
+{
+	return (json_object_get(json_object_get(json_object_get(doc,
+	    "grants"), id), "container"));
+}
+
+/*
+ * What affinities match (the pod's name, the container's and the pod's
+ * labels) is saved, escaped and cleaned like the rest, kept through an
+ * update, and read back by a restart; a container without any saves none
+ * of the keys, as before they were kept.
+ */
+Test(grants, pod_name_and_labels_survive_a_restart)
+{
+	struct policy_kv	 lab[4], plab[2];
+	struct meta		 m;
+	struct grant		*g;
+	struct policy		*R = NULL;
+	json_t			*doc, *spec;
+	char			*text;
+
+	lab[0].key = (char *)"app";
+	lab[0].value = (char *)"web";
+	lab[1].key = (char *)"io.kubernetes.container.name";
+	lab[1].value = (char *)"c";
+	lab[2].key = (char *)"tier\t\"q\"";
+	lab[2].value = (char *)"front\n\\";
+	lab[3].key = (char *)"bad\xff";
+	lab[3].value = (char *)"v\xfe";
+	plab[0].key = (char *)"app";
+	plab[0].value = (char *)"web-pod";
+	plab[1].key = (char *)"pod-template-hash";
+	plab[1].value = (char *)"";
+	memset(&m, 0, sizeof m);
+	m.pod_name = "web-0";
+	m.labels = lab;
+	m.nlabels = 4;
+	m.pod_labels = plab;
+	m.npod_labels = 2;
+	cr_assert_eq(create_full("web", QOS_GUARANTEED, 2000, 2000, "c",
+	    "pod-web", "default", NULL, 0, NULL, 0, &m), 0, "%s", e.cause);
+	cr_assert_eq(e.fx.nwarnings, 0);
+	cr_assert_eq(create_full("plain", QOS_BESTEFFORT, -1, -1, "c", "p",
+	    "default", NULL, 0, NULL, 0, NULL), 0, "%s", e.cause);
+	/* An update copies the grant's spec: the labels go with it. */
+	env_reset(&e);
+	cr_assert_eq(policy_update(e.P, "web", 3000, 3000, &e.fx, &e.cause), 0,
+	    "%s", e.cause);
+
+	text = check_text(e.P, 1);
+	doc = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	cr_assert_not_null(doc, "%s", text);
+	spec = saved_spec(doc, "web");
+	cr_assert_str_eq(json_string_value(json_object_get(spec, "podName")),
+	    "web-0");
+	cr_assert_eq(json_object_size(json_object_get(spec, "labels")), 4,
+	    "%s", text);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    spec, "labels"), "tier\t\"q\"")), "front\n\\");
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    spec, "labels"), "bad\xef\xbf\xbd")), "v\xef\xbf\xbd");
+	cr_assert_eq(json_object_size(json_object_get(spec, "podLabels")), 2);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    spec, "podLabels"), "pod-template-hash")), "");
+	spec = saved_spec(doc, "plain");
+	cr_assert_not_null(spec, "%s", text);
+	cr_assert_null(json_object_get(spec, "podName"));
+	cr_assert_null(json_object_get(spec, "labels"));
+	cr_assert_null(json_object_get(spec, "podLabels"));
+
+	/* The restored policy holds them, not only its saved text. */
+	cr_assert_eq(policy_restore(e.topo, e.cfg, doc, &R, &e.cause), 0, "%s",
+	    e.cause);
+	g = strmap_get(R->ctrs, "web");
+	cr_assert_not_null(g);
+	cr_assert_str_eq(g->spec.pod_name, "web-0");
+	cr_assert_eq(g->spec.nlabels, 4);
+	cr_assert_str_eq(kv_value(g->spec.labels, g->spec.nlabels, "app"),
+	    "web");
+	cr_assert_str_eq(kv_value(g->spec.labels, g->spec.nlabels,
+	    "io.kubernetes.container.name"), "c");
+	cr_assert_eq(g->spec.npod_labels, 2);
+	cr_assert_str_eq(kv_value(g->spec.pod_labels, g->spec.npod_labels,
+	    "app"), "web-pod");
+	g = strmap_get(R->ctrs, "plain");
+	cr_assert_not_null(g);
+	cr_assert_null(g->spec.pod_name);
+	cr_assert_eq(g->spec.nlabels, 0);
+	cr_assert_eq(g->spec.npod_labels, 0);
+	policy_free(R);
+	json_decref(doc);
+	free(text);
+}
+
+/*
+ * Labels past the caps (entries, then bytes of keys and values, each set
+ * on its own) are dropped and counted in the one warning of the create,
+ * with the annotations past theirs; the container is still placed.
+ */
+Test(grants, labels_past_the_caps_are_dropped_with_a_warning)
+{
+	struct policy_kv	 lab[POLICY_MAX_LABELS + 6], plab[3], ann[1];
+	struct meta		 m;
+	struct grant		*g;
+	json_t			*doc;
+	char			*keys[POLICY_MAX_LABELS + 6], *big[3], *text;
+	char			 name[16];
+	int			 i;
+
+	for (i = 0; i < POLICY_MAX_LABELS + 6; i++) {
+		xasprintf(&keys[i], "k%d", i);
+		lab[i].key = keys[i];
+		lab[i].value = (char *)"v";
+	}
+	/* Two fit in the bytes of a set, the third does not. */
+	for (i = 0; i < 3; i++) {
+		big[i] = xmalloc(POLICY_MAX_LABEL_BYTES / 3 + 1);
+		memset(big[i], 'a' + i, POLICY_MAX_LABEL_BYTES / 3);
+		big[i][POLICY_MAX_LABEL_BYTES / 3] = '\0';
+		snprintf(name, sizeof name, "big%d", i);
+		plab[i].key = xstrdup(name);
+		plab[i].value = big[i];
+	}
+	/* Repeating a kept key takes no room. */
+	ann[0].key = (char *)"x.resource-policy.nri.io";
+	ann[0].value = (char *)"1";
+	memset(&m, 0, sizeof m);
+	m.labels = lab;
+	m.nlabels = POLICY_MAX_LABELS + 6;
+	m.pod_labels = plab;
+	m.npod_labels = 3;
+	cr_assert_eq(create_full("big", QOS_BURSTABLE, 500, 1000, "c", "p",
+	    "default", ann, 1, NULL, 0, &m), 0, "%s", e.cause);
+	cr_assert_eq(e.fx.nwarnings, 1);
+	cr_assert_not_null(strstr(e.fx.warnings[0], "big"), "%s",
+	    e.fx.warnings[0]);
+	/* 6 labels past the count, 1 pod label past the bytes. */
+	cr_assert_not_null(strstr(e.fx.warnings[0], ": 7 "), "%s",
+	    e.fx.warnings[0]);
+
+	g = strmap_get(e.P->ctrs, "big");
+	cr_assert_not_null(g);
+	cr_assert_eq(g->spec.nlabels, POLICY_MAX_LABELS);
+	cr_assert_str_eq(kv_value(g->spec.labels, g->spec.nlabels, "k0"), "v");
+	cr_assert_not_null(kv_value(g->spec.labels, g->spec.nlabels, "k63"));
+	cr_assert_null(kv_value(g->spec.labels, g->spec.nlabels, "k64"));
+	cr_assert_eq(g->spec.npod_labels, 2);
+	cr_assert_null(kv_value(g->spec.pod_labels, g->spec.npod_labels,
+	    "big2"));
+	cr_assert_eq(g->spec.nann, 1);
+
+	/* What is kept is what is saved. */
+	text = check_text(e.P, 1);
+	doc = json_loads(text, 0, NULL);
+	cr_assert_eq(json_object_size(json_object_get(saved_spec(doc, "big"),
+	    "labels")), POLICY_MAX_LABELS);
+	json_decref(doc);
+	free(text);
+
+	/* Within the caps, no warning. */
+	m.nlabels = POLICY_MAX_LABELS;
+	m.npod_labels = 2;
+	cr_assert_eq(create_full("fits", QOS_BESTEFFORT, -1, -1, "c", "p",
+	    "default", NULL, 0, NULL, 0, &m), 0, "%s", e.cause);
+	cr_assert_eq(e.fx.nwarnings, 0, "%s", e.fx.nwarnings ?
+	    e.fx.warnings[0] : "");
+	for (i = 0; i < POLICY_MAX_LABELS + 6; i++)
+		free(keys[i]);
+	for (i = 0; i < 3; i++) {
+		free(plab[i].key);
+		free(big[i]);
+	}
+}
+
+/*
+ * Keys that differ only in bytes that are not UTF-8 are one key once
+ * cleaned: kept once, with the last value, so that the state file (which
+ * refuses duplicate keys) can be read back, and taking one place under
+ * the caps.
+ */
+Test(grants, keys_alike_once_cleaned_are_kept_once)
+{
+	struct policy_kv	 lab[POLICY_MAX_LABELS + 1], ann[2];
+	struct meta		 m;
+	json_t			*doc, *spec;
+	char			*keys[POLICY_MAX_LABELS + 1], *text;
+	int			 i;
+
+	/* POLICY_MAX_LABELS + 1 keys as given, POLICY_MAX_LABELS cleaned. */
+	lab[0].key = (char *)"a\xff";
+	lab[0].value = (char *)"first";
+	lab[1].key = (char *)"a\xfe";
+	lab[1].value = (char *)"last";
+	for (i = 2; i < POLICY_MAX_LABELS + 1; i++) {
+		xasprintf(&keys[i], "k%d", i);
+		lab[i].key = keys[i];
+		lab[i].value = (char *)"v";
+	}
+	ann[0].key = (char *)"x.resource-policy.nri.io/\xff";
+	ann[0].value = (char *)"1";
+	ann[1].key = (char *)"x.resource-policy.nri.io/\xfe";
+	ann[1].value = (char *)"2";
+	memset(&m, 0, sizeof m);
+	m.labels = lab;
+	m.nlabels = POLICY_MAX_LABELS + 1;
+	cr_assert_eq(create_full("alike", QOS_BESTEFFORT, -1, -1, NULL, NULL,
+	    NULL, ann, 2, NULL, 0, &m), 0, "%s", e.cause);
+	cr_assert_eq(e.fx.nwarnings, 0, "%s", e.fx.nwarnings ?
+	    e.fx.warnings[0] : "");
+	text = check_text(e.P, 1);
+	doc = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	cr_assert_not_null(doc, "%s", text);
+	spec = saved_spec(doc, "alike");
+	cr_assert_eq(json_object_size(json_object_get(spec, "labels")),
+	    POLICY_MAX_LABELS);
+	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    spec, "labels"), "a\xef\xbf\xbd")), "last");
+	cr_assert_not_null(json_object_get(json_object_get(spec, "labels"),
+	    "k64"));
+	cr_assert_eq(json_object_size(json_object_get(spec, "annotations")),
+	    1);
+	json_decref(doc);
+	free(text);
+	for (i = 2; i < POLICY_MAX_LABELS + 1; i++)
+		free(keys[i]);
+}
+
+/* A shared container as a state saved before pod names and labels were
+ * kept; extra is spliced into its container spec. */
+static char *
+old_state(const char *extra)
+{
+	char	*text;
+
+	xasprintf(&text, "{\"version\":2,\"grants\":{\"old\":{\"kind\":"
+	    "\"container\",\"pool\":\"root\",\"type\":\"normal\","
+	    "\"exclusive\":\"\",\"portion\":0,\"zeroRequest\":true,"
+	    "\"fallback\":false,\"container\":{\"qos\":\"BestEffort\","
+	    "\"cpuRequest\":-1,\"cpuLimit\":-1,\"annotations\":{},\"env\":{},"
+	    "\"name\":\"c\",\"pod\":\"p\",\"namespace\":\"default\","
+	    "\"podUID\":\"u\"%s}}}}", extra);
+	return (text);
+}
+
+static struct policy *
+restore_text(const char *text)
+{
+	struct policy	*R = NULL;
+	json_t		*doc;
+
+	doc = json_loads(text, JSON_REJECT_DUPLICATES, NULL);
+	cr_assert_not_null(doc, "%s", text);
+	env_reset(&e);
+	cr_assert_eq(policy_restore(e.topo, e.cfg, doc, &R, &e.cause), 0,
+	    "%s: %s", e.cause, text);
+	json_decref(doc);
+	return (R);
+}
+
+/*
+ * A state without the keys loads (they are optional), and writes the
+ * same; with them they are read; a key of the wrong type is refused,
+ * named, as the other keys are.
+ */
+Test(grants, older_state_without_labels_loads)
+{
+	static const struct {
+		const char	*extra;
+		const char	*cause;
+	} bad[] = {
+		{ ",\"labels\":3", "labels" },
+		{ ",\"labels\":[\"a\"]", "labels" },
+		{ ",\"podLabels\":{\"a\":1}", "podLabels" },
+		{ ",\"podName\":3", "malformed" },
+		{ ",\"podname\":\"x\"", "malformed" },
+	};
+	struct policy	*R;
+	struct grant	*g;
+	char		*text, *again;
+	size_t		 i;
+
+	text = old_state("");
+	R = restore_text(text);
+	g = strmap_get(R->ctrs, "old");
+	cr_assert_not_null(g);
+	cr_assert_null(g->spec.pod_name);
+	cr_assert_eq(g->spec.nlabels, 0);
+	cr_assert_eq(g->spec.npod_labels, 0);
+	again = policy_save_text(R, NULL);
+	cr_assert_str_eq(again, "{\"version\":2,\"grants\":{\"old\":{"
+	    "\"kind\":\"container\",\"pool\":\"root\",\"type\":\"normal\","
+	    "\"exclusive\":\"\",\"portion\":0,\"zeroRequest\":true,"
+	    "\"fallback\":false,\"container\":{\"qos\":\"BestEffort\","
+	    "\"cpuRequest\":-1,\"cpuLimit\":-1,\"annotations\":{},\"env\":{},"
+	    "\"name\":\"c\",\"pod\":\"p\",\"namespace\":\"default\","
+	    "\"podUID\":\"u\"}}}}\n");
+	free(again);
+	policy_free(R);
+	free(text);
+
+	text = old_state(",\"podName\":\"pn\",\"labels\":{\"a\":\"1\"},"
+	    "\"podLabels\":{\"b\":\"2\",\"c\":\"3\"}");
+	R = restore_text(text);
+	g = strmap_get(R->ctrs, "old");
+	cr_assert_not_null(g);
+	cr_assert_str_eq(g->spec.pod_name, "pn");
+	cr_assert_eq(g->spec.nlabels, 1);
+	cr_assert_str_eq(kv_value(g->spec.labels, 1, "a"), "1");
+	cr_assert_eq(g->spec.npod_labels, 2);
+	cr_assert_str_eq(kv_value(g->spec.pod_labels, 2, "c"), "3");
+	policy_free(R);
+	free(text);
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		text = old_state(bad[i].extra);
+		restore_refused(text, bad[i].cause);
+		free(text);
+	}
 }
 
 /* Claims, claim-pinned containers and fallbacks, by hand. */
@@ -721,14 +1072,15 @@ walk_rand(unsigned int *seed)
  */
 Test(grants, state_text_random_walk, .timeout = 120)
 {
-	struct policy_kv	 ann[4], env[2];
+	struct policy_kv	 ann[4], env[2], lab[2], plab[1];
 	struct container_spec	 specs[64];
+	struct meta		 m;
 	char			*ids[64], *claims[8], *cpus, *copy, *eq, *text;
 	char			*vals[6];
 	unsigned int		 seed = 20240611;
 	int			 nids = 0, nclaims = 0, step, i, j, op, n;
 	int			 nvals, pinned = 0, fallback = 0, held = 0;
-	int			 escaped = 0;
+	int			 escaped = 0, labeled = 0;
 
 	for (step = 0; step < 300; step++) {
 		op = walk_rand(&seed) % 10;
@@ -754,6 +1106,19 @@ Test(grants, state_text_random_walk, .timeout = 120)
 				vals[nvals++] = cpus;
 				j = 1;
 			}
+			/* Labels from the step, not the seed: the walk
+			 * stays the walk it was before they were kept. */
+			m.pod_name = walk_names[step % 8];
+			lab[0].key = (char *)walk_names[(step + 1) % 8];
+			lab[0].value = (char *)walk_names[(step + 2) % 8];
+			lab[1].key = (char *)"app";
+			lab[1].value = (char *)walk_names[step % 8];
+			plab[0].key = (char *)"app";
+			plab[0].value = (char *)walk_names[(step + 3) % 8];
+			m.labels = lab;
+			m.nlabels = 2;
+			m.pod_labels = plab;
+			m.npod_labels = 1;
 			xasprintf(&ids[nids], "c%d-%s", step,
 			    walk_rand(&seed) % 2 ? "x" : "y/z");
 			i = create_full(ids[nids], (enum qos_class)
@@ -762,7 +1127,7 @@ Test(grants, state_text_random_walk, .timeout = 120)
 			    walk_names[walk_rand(&seed) % 8],
 			    walk_rand(&seed) % 2 ? NULL : "pod-1",
 			    walk_rand(&seed) % 3 ? "default" : "kube-system",
-			    ann, n, env, j);
+			    ann, n, env, j, step % 3 != 0 ? &m : NULL);
 			if (i == 0)
 				nids++;
 			else
@@ -818,6 +1183,7 @@ Test(grants, state_text_random_walk, .timeout = 120)
 		fallback += strstr(text, "\"fallback\":true") != NULL;
 		held += strstr(text, "\"kind\":\"claim\"") != NULL;
 		escaped += strstr(text, "\\u0001\\u001F\x7f") != NULL;
+		labeled += strstr(text, "\"podLabels\":{\"app\":") != NULL;
 		free(text);
 	}
 	/* The walk went through every kind of grant. */
@@ -825,6 +1191,7 @@ Test(grants, state_text_random_walk, .timeout = 120)
 	cr_assert_gt(fallback, 0);
 	cr_assert_gt(held, 0);
 	cr_assert_gt(escaped, 0);
+	cr_assert_gt(labeled, 0);
 	cr_assert_gt(policy_ncontainers(e.P), 5);
 	for (i = 0; i < nids; i++)
 		free(ids[i]);
