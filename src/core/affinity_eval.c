@@ -71,7 +71,8 @@ plan_has(const struct policy *P, const struct expr_key *k, struct cands *c)
 
 	if (k->attr == ATTR_NEVER)
 		return;
-	if (!is_label(k->attr)) {
+	if (!is_label(k->attr) || (k->attr == ATTR_LABEL &&
+	    expr_kube_label(k->label) >= 0)) {
 		c->all = 1;	/* every container (with a pod) has it */
 		return;
 	}
@@ -86,6 +87,7 @@ plan_value(const struct policy *P, const struct expr_key *k, const char *val,
 	struct grant *const	*v;
 	struct grant		*g;
 	size_t			 n;
+	int			 kube;
 
 	if (strcmp(val, "*") == 0) {
 		plan_has(P, k, c);
@@ -104,6 +106,12 @@ plan_value(const struct policy *P, const struct expr_key *k, const char *val,
 	default:
 		v = index_attr(P, k->attr, k->label, val, &n);
 		cands_add(c, v, n);
+		/* A kubelet label may be kept as its field (expr.h). */
+		if (k->attr == ATTR_LABEL &&
+		    (kube = expr_kube_label(k->label)) >= 0) {
+			v = index_attr(P, expr_kube_attr(kube), NULL, val, &n);
+			cands_add(c, v, n);
+		}
 		return;
 	}
 }
@@ -139,8 +147,9 @@ plan(const struct policy *P, const struct expr *e, struct cands *c)
 		plan_has(P, &e->keys[i], c);
 }
 
-static void
-subject_of(const struct cspec *c, struct expr_subject *s)
+/* What expressions see of a container. */
+void
+cspec_subject(const struct cspec *c, struct expr_subject *s)
 {
 	memset(s, 0, sizeof *s);
 	s->id = c->id;
@@ -149,6 +158,7 @@ subject_of(const struct cspec *c, struct expr_subject *s)
 	s->qos = c->qos;
 	s->labels = c->labels;
 	s->nlabels = c->nlabels;
+	s->kube_labels = c->kube_labels;
 	s->has_pod = c->pod != NULL;
 	s->pod_id = c->pod;
 	s->pod_uid = c->pod_uid;
@@ -173,7 +183,7 @@ weigh_one(const struct policy *P, const struct cspec *self,
 	if (a->pod_scope && (g->spec.pod == NULL ||
 	    strcmp(g->spec.pod, self->pod) != 0))
 		return;
-	subject_of(&g->spec, &s);
+	cspec_subject(&g->spec, &s);
 	if ((!a->pod_scope && !expr_eval(&a->scope, &s)) ||
 	    !expr_eval(&a->match, &s))
 		return;
@@ -251,7 +261,7 @@ weigh_by_count(const struct policy *P, const struct cspec *self,
 			(void)index_visit(P, 1);
 			if (g->kind != GRANT_CONTAINER || g->pool == NULL)
 				continue;
-			subject_of(&g->spec, &s);
+			cspec_subject(&g->spec, &s);
 			if (!expr_eval(neg, &s))
 				off[g->pool->id]++;
 		}
@@ -261,7 +271,7 @@ weigh_by_count(const struct policy *P, const struct cspec *self,
 	/* Its own grant (an update, a create again) is not another. */
 	if ((g = strmap_get(P->ctrs, self->id)) != NULL &&
 	    g->kind == GRANT_CONTAINER && g->pool != NULL) {
-		subject_of(&g->spec, &s);
+		cspec_subject(&g->spec, &s);
 		if (neg == NULL || expr_eval(neg, &s))
 			aff[g->pool->id] -= a->weight;
 	}

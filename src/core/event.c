@@ -92,6 +92,11 @@ spec_object(const struct container_spec *s)
 	if (c.nlabels > 0)
 		json_object_set_new(o, "labels", kv_object(c.labels,
 		    c.nlabels));
+	/* The kubelet's labels that copy their fields, as bits (a sync of
+	 * thousands would otherwise write each four times over). */
+	if (c.kube_labels != 0)
+		json_object_set_new(o, "kubeLabels",
+		    json_integer(c.kube_labels));
 	if (c.npod_labels > 0)
 		json_object_set_new(o, "podLabels", kv_object(c.pod_labels,
 		    c.npod_labels));

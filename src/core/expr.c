@@ -526,6 +526,63 @@ expr_clear(struct expr *e)
 /* Evaluation. */
 
 static const char *
+orempty(const char *s)
+{
+	return (s != NULL ? s : "");
+}
+
+static const struct {
+	const char	*key;
+	enum expr_attr	 attr;
+} kube_labels[EXPR_KUBE_LABELS] = {
+	{ "io.kubernetes.container.name", ATTR_NAME },
+	{ "io.kubernetes.pod.name", ATTR_POD_NAME },
+	{ "io.kubernetes.pod.namespace", ATTR_NS },
+	{ "io.kubernetes.pod.uid", ATTR_POD_UID },
+};
+
+int
+expr_kube_label(const char *key)
+{
+	int	i;
+
+	if (strncmp(key, "io.kubernetes.", 14) != 0)
+		return (-1);
+	for (i = 0; i < EXPR_KUBE_LABELS; i++)
+		if (strcmp(key, kube_labels[i].key) == 0)
+			return (i);
+	return (-1);
+}
+
+const char *
+expr_kube_key(int i)
+{
+	return (kube_labels[i].key);
+}
+
+enum expr_attr
+expr_kube_attr(int i)
+{
+	return (kube_labels[i].attr);
+}
+
+/* A kubelet label kept as a bit: its field's value. */
+static const char *
+kube_value(const struct expr_subject *s, const char *key)
+{
+	struct expr_key	 k = { ATTR_NEVER, NULL };
+	const char	*v;
+	int		 i = expr_kube_label(key);
+
+	if (i < 0 || !(s->kube_labels & (1u << i)))
+		return (NULL);
+	k.attr = kube_labels[i].attr;
+	if (k.attr == ATTR_NS)
+		return (orempty(s->ns));
+	return (expr_key_value(&k, s, &v) ? v : NULL);
+}
+
+static const char *
 kv_find(const struct policy_kv *kv, int n, const char *key)
 {
 	int	i;
@@ -534,12 +591,6 @@ kv_find(const struct policy_kv *kv, int n, const char *key)
 		if (strcmp(kv[i].key, key) == 0)
 			return (kv[i].value);
 	return (NULL);
-}
-
-static const char *
-orempty(const char *s)
-{
-	return (s != NULL ? s : "");
 }
 
 int
@@ -563,7 +614,8 @@ expr_key_value(const struct expr_key *k, const struct expr_subject *s,
 		*v = expr_qos_name(s->qos);
 		return (1);
 	case ATTR_LABEL:
-		*v = kv_find(s->labels, s->nlabels, k->label);
+		if ((*v = kv_find(s->labels, s->nlabels, k->label)) == NULL)
+			*v = kube_value(s, k->label);
 		return (*v != NULL);
 	default:
 		break;

@@ -59,6 +59,17 @@ struct expr {
 	char		**values;
 };
 
+/*
+ * The labels the kubelet gives every container, each a copy of a field:
+ * io.kubernetes.container.name (the name), .pod.name, .pod.namespace and
+ * .pod.uid. A container keeps one as a bit of kube_labels, not as a
+ * label, when it equals its field (most of a container's label bytes).
+ */
+#define EXPR_KUBE_LABELS	4
+int	expr_kube_label(const char *);		/* its index, or -1 */
+const char *expr_kube_key(int);
+enum expr_attr expr_kube_attr(int);		/* the field it copies */
+
 /* What expressions look at: one container and its pod. */
 struct expr_subject {
 	const char		*id;
@@ -67,6 +78,7 @@ struct expr_subject {
 	enum qos_class		 qos;
 	const struct policy_kv	*labels;
 	int			 nlabels;
+	unsigned		 kube_labels;	/* bits by expr_kube_label */
 	int			 has_pod;
 	const char		*pod_id;
 	const char		*pod_uid;

@@ -1462,21 +1462,6 @@ fail:
  * gives now (Kubernetes lets labels change; affinities match them), or
  * NULL when they are as kept or the runtime names another pod.
  */
-static int
-same_kv(const struct policy_kv *a, int na, const struct policy_kv *b, int nb)
-{
-	int	i;
-
-	if (na != nb)
-		return (0);
-	for (i = 0; i < na; i++)
-		if (strcmp(a[i].key, b[i].key) != 0 ||
-		    strcmp(a[i].value ? a[i].value : "",
-		    b[i].value ? b[i].value : "") != 0)
-			return (0);
-	return (1);
-}
-
 static struct grant *
 relabeled(const struct grant *old, const struct container_spec *s,
     struct policy_effects *fx)
@@ -1485,18 +1470,13 @@ relabeled(const struct grant *old, const struct container_spec *s,
 	struct cspec	 c;
 	char		*pn;
 	struct policy_kv *kv;
+	unsigned	 u;
 	int		 n, dropped;
 
 	if (s->pod == NULL || old->spec.pod == NULL ||
 	    strcmp(s->pod, old->spec.pod) != 0)
 		return (NULL);
-	if ((s->pod_name == NULL) == (old->spec.pod_name == NULL) &&
-	    (s->pod_name == NULL ||
-	    strcmp(s->pod_name, old->spec.pod_name) == 0) &&
-	    same_kv(s->labels, s->nlabels, old->spec.labels,
-	    old->spec.nlabels) &&
-	    same_kv(s->pod_labels, s->npod_labels, old->spec.pod_labels,
-	    old->spec.npod_labels))
+	if (cspec_same_meta(&old->spec, s))
 		return (NULL);
 	if ((dropped = cspec_copy(&c, s)) > 0)
 		warn_dropped(fx, s->id, dropped);
@@ -1505,6 +1485,7 @@ relabeled(const struct grant *old, const struct container_spec *s,
 	SWAP(g->spec.pod_name, c.pod_name, pn);
 	SWAP(g->spec.labels, c.labels, kv);
 	SWAP(g->spec.nlabels, c.nlabels, n);
+	SWAP(g->spec.kube_labels, c.kube_labels, u);
 	SWAP(g->spec.pod_labels, c.pod_labels, kv);
 	SWAP(g->spec.npod_labels, c.npod_labels, n);
 #undef SWAP

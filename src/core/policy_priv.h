@@ -70,7 +70,9 @@ struct cspec {
 	int		 nenv;
 	struct policy_kv *env;		/* DRA_CPUSET_* only */
 	int		 nlabels;
-	struct policy_kv *labels;	/* the container's, capped */
+	struct policy_kv *labels;	/* the container's, capped, but */
+	unsigned	 kube_labels;	/* the kubelet's that copy a field
+					   (expr_kube_label bits) */
 	int		 npod_labels;
 	struct policy_kv *pod_labels;	/* the pod's, capped */
 };
@@ -183,6 +185,9 @@ const char *request_annotation(const struct cspec *, const char *);
 int	request_isolation(const struct policy *, const struct cspec *, int *,
 	    int *);
 int	cspec_copy(struct cspec *, const struct container_spec *);
+void	cspec_fold_labels(struct cspec *);
+struct policy_kv *cspec_labels(const struct cspec *, int *);
+int	cspec_same_meta(const struct cspec *, const struct container_spec *);
 void	cspec_dup(struct cspec *, const struct cspec *);
 void	cspec_clear(struct cspec *);
 int	cspec_check(const struct container_spec *, char **);
@@ -218,6 +223,8 @@ int	policy_carry_claims(struct policy *, const struct policy *, char **);
 
 /* affinity_eval.c */
 struct affinity_set;
+struct expr_subject;
+void	cspec_subject(const struct cspec *, struct expr_subject *);
 int	affinity_of(const struct cspec *, struct affinity_set *, char **);
 void	affinity_weigh(const struct policy *, const struct cspec *,
 	    const struct affinity_set *, double *);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "expr.h"
 #include "policy_priv.h"
 #include "utf8.h"
 #include "xmalloc.h"
@@ -42,6 +43,10 @@ kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
 	char		*key;
 	int		 i, k = 0;
 
+	*out = NULL;
+	*nout = 0;
+	if (n <= 0)
+		return;
 	*out = xcalloc((size_t)(n < max ? n : max) + 1, sizeof **out);
 	if (n > 1)
 		seen = strmap_new();
@@ -72,6 +77,12 @@ kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
 	}
 	strmap_free(seen);
 	*nout = k;
+	/* Most of a pod's annotations are not ours: keep no room for them. */
+	if (k == 0) {
+		free(*out);
+		*out = NULL;
+	} else if (k < n)
+		*out = xreallocarray(*out, (size_t)k + 1, sizeof **out);
 }
 
 static int
@@ -125,6 +136,7 @@ cspec_copy(struct cspec *c, const struct container_spec *s)
 	kv_copy(&c->pod_labels, &c->npod_labels, s->pod_labels,
 	    s->npod_labels, keep_all, POLICY_MAX_LABELS,
 	    POLICY_MAX_LABEL_BYTES, &dropped);
+	cspec_fold_labels(c);
 	return (dropped);
 }
 
@@ -151,6 +163,132 @@ cspec_dup(struct cspec *c, const struct cspec *s)
 	    s->nlabels + 1, SIZE_MAX, &dropped);
 	kv_copy(&c->pod_labels, &c->npod_labels, s->pod_labels,
 	    s->npod_labels, keep_all, s->npod_labels + 1, SIZE_MAX, &dropped);
+	c->kube_labels = s->kube_labels;
+}
+
+/* The field a kubelet label copies, if the container has it. */
+static const char *
+kube_field(const char *name, const char *pod, const char *pod_name,
+    const char *ns, const char *pod_uid, int i)
+{
+	switch (expr_kube_attr(i)) {
+	case ATTR_NAME:
+		return (name);
+	case ATTR_NS:
+		return (ns);
+	case ATTR_POD_NAME:
+		return (pod != NULL ? pod_name : NULL);
+	case ATTR_POD_UID:
+		return (pod != NULL ? pod_uid : NULL);
+	default:
+		return (NULL);
+	}
+}
+
+/*
+ * The kubelet's labels that equal the fields they copy become bits of
+ * kube_labels (expr.c reads them back): a container's biggest labels,
+ * kept once.
+ */
+void
+cspec_fold_labels(struct cspec *c)
+{
+	const char	*f;
+	int		 i, k, j = 0;
+
+	for (i = 0; i < c->nlabels; i++) {
+		k = expr_kube_label(c->labels[i].key);
+		f = k < 0 ? NULL : kube_field(c->name, c->pod, c->pod_name,
+		    c->ns, c->pod_uid, k);
+		if (f != NULL && strcmp(f, c->labels[i].value) == 0) {
+			c->kube_labels |= 1u << k;
+			free(c->labels[i].key);
+			free(c->labels[i].value);
+			continue;
+		}
+		c->labels[j++] = c->labels[i];
+	}
+	c->nlabels = j;
+	if (j == 0) {
+		free(c->labels);
+		c->labels = NULL;
+	}
+}
+
+/* All its labels, folded ones too: a new array of its strings (free
+ * the array only); *n their count. */
+struct policy_kv *
+cspec_labels(const struct cspec *c, int *n)
+{
+	struct policy_kv	*kv;
+	int			 i, k = c->nlabels;
+
+	kv = xcalloc((size_t)c->nlabels + EXPR_KUBE_LABELS + 1, sizeof *kv);
+	memcpy(kv, c->labels, (size_t)c->nlabels * sizeof *kv);
+	for (i = 0; i < EXPR_KUBE_LABELS; i++)
+		if (c->kube_labels & (1u << i)) {
+			kv[k].key = (char *)expr_kube_key(i);
+			kv[k++].value = (char *)kube_field(c->name, c->pod,
+			    c->pod_name, c->ns, c->pod_uid, i);
+		}
+	*n = k;
+	return (kv);
+}
+
+static int
+same_str(const char *a, const char *b)
+{
+	return (strcmp(a ? a : "", b ? b : "") == 0 && (a == NULL) ==
+	    (b == NULL));
+}
+
+static int
+same_kv(const struct policy_kv *a, int na, const struct policy_kv *b, int nb)
+{
+	int	i;
+
+	if (na != nb)
+		return (0);
+	for (i = 0; i < na; i++)
+		if (strcmp(a[i].key, b[i].key) != 0 ||
+		    strcmp(a[i].value ? a[i].value : "",
+		    b[i].value ? b[i].value : "") != 0)
+			return (0);
+	return (1);
+}
+
+/*
+ * Whether s gives the container the pod name and labels c keeps, without
+ * copying them (a sync asks this of every known container).
+ */
+int
+cspec_same_meta(const struct cspec *c, const struct container_spec *s)
+{
+	const char	*f;
+	unsigned	 folded = 0;
+	int		 i, k, j = 0;
+
+	if (!same_str(c->pod_name, s->pod_name) ||
+	    !same_kv(c->pod_labels, c->npod_labels, s->pod_labels,
+	    s->npod_labels))
+		return (0);
+	for (i = 0; i < s->nlabels; i++) {
+		if (s->labels[i].key == NULL)
+			continue;
+		k = expr_kube_label(s->labels[i].key);
+		f = k < 0 ? NULL : kube_field(s->name, s->pod, s->pod_name,
+		    s->namespace, s->pod_uid, k);
+		if (f != NULL && s->labels[i].value != NULL &&
+		    strcmp(f, s->labels[i].value) == 0) {
+			folded |= 1u << k;
+			continue;
+		}
+		if (j == c->nlabels || !same_kv(&c->labels[j], 1,
+		    &s->labels[i], 1))
+			return (0);
+		j++;
+	}
+	return (j == c->nlabels && folded == c->kube_labels);
 }
 
 static void

@@ -67,8 +67,9 @@ static json_t *
 container_json(const struct grant *g)
 {
 	const struct cspec	*c = &g->spec;
+	struct policy_kv	*labels;
 	json_t			*o, *spec, *claims;
-	int			 i;
+	int			 i, n;
 
 	spec = json_pack("{s:s, s:I, s:I, s:o, s:o}",
 	    "qos", qos_names[c->qos],
@@ -86,9 +87,11 @@ container_json(const struct grant *g)
 		json_object_set_new(spec, "podUID", string_json(c->pod_uid));
 	if (c->pod_name != NULL)
 		json_object_set_new(spec, "podName", string_json(c->pod_name));
-	if (c->nlabels > 0)
-		json_object_set_new(spec, "labels", kv_json(c->labels,
-		    c->nlabels));
+	if (c->nlabels > 0 || c->kube_labels != 0) {
+		labels = cspec_labels(c, &n);
+		json_object_set_new(spec, "labels", kv_json(labels, n));
+		free(labels);
+	}
 	if (c->npod_labels > 0)
 		json_object_set_new(spec, "podLabels", kv_json(c->pod_labels,
 		    c->npod_labels));
@@ -292,6 +295,9 @@ tb_kv(struct textbuf *b, const struct policy_kv *kv, int n)
 static void
 tb_spec(struct textbuf *b, const struct cspec *c)
 {
+	struct policy_kv	*labels;
+	int			 n;
+
 	tb_lit(b, "{\"qos\":");
 	tb_str(b, qos_names[c->qos]);
 	tb_lit(b, ",\"cpuRequest\":");
@@ -322,9 +328,11 @@ tb_spec(struct textbuf *b, const struct cspec *c)
 		tb_lit(b, ",\"podName\":");
 		tb_str(b, c->pod_name);
 	}
-	if (c->nlabels > 0) {
+	if (c->nlabels > 0 || c->kube_labels != 0) {
+		labels = cspec_labels(c, &n);
 		tb_lit(b, ",\"labels\":");
-		tb_kv(b, c->labels, c->nlabels);
+		tb_kv(b, labels, n);
+		free(labels);
 	}
 	if (c->npod_labels > 0) {
 		tb_lit(b, ",\"podLabels\":");
@@ -685,6 +693,7 @@ parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
 	    &c->npod_labels, POLICY_MAX_LABELS, NULL) != 0)
 		return (bad(cause, key, "container: labels and podLabels must "
 		    "be objects of strings"));
+	cspec_fold_labels(c);
 	return (0);
 }
 

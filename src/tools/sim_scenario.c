@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "dradev.h"
+#include "expr.h"
 #include "nrtdoc.h"
 #include "policy.h"
 #include "quantity.h"
@@ -61,7 +62,8 @@ static int	op_show(struct sim *, json_t *, struct line *);
 
 #define SPEC_FIELDS \
 	"id", "name", "pod", "podUID", "podName", "namespace", "qos", \
-	"cpuRequest", "cpuLimit", "annotations", "env", "labels", "podLabels"
+	"cpuRequest", "cpuLimit", "annotations", "env", "labels", "podLabels", \
+	"kubeLabels"
 
 static const char *const claim_fields[] = {
 	"op", "uid", "results", "namespace", "name", "consumers", NULL
@@ -245,6 +247,54 @@ get_kv(struct line *l, json_t *o, const char *where, const char *key,
 	return (0);
 }
 
+/*
+ * "kubeLabels": bits of the kubelet's labels that copy a field (expr.h),
+ * as the journal writes them; each becomes that label again.
+ */
+static int
+get_kube_labels(struct line *l, json_t *o, const char *where,
+    struct spec *sp)
+{
+	json_t		*v = json_object_get(o, "kubeLabels");
+	json_int_t	 bits;
+	const char	*f;
+	int		 i;
+
+	if (v == NULL)
+		return (0);
+	if (!json_is_integer(v) || (bits = json_integer_value(v)) < 0 ||
+	    bits >= (1 << EXPR_KUBE_LABELS))
+		return (line_error(l, "%s: \"kubeLabels\" must be an integer "
+		    "from 0 to %d", where, (1 << EXPR_KUBE_LABELS) - 1));
+	for (i = 0; i < EXPR_KUBE_LABELS; i++) {
+		if (!(bits & (1 << i)))
+			continue;
+		switch (expr_kube_attr(i)) {
+		case ATTR_NAME:
+			f = sp->s.name;
+			break;
+		case ATTR_NS:
+			f = sp->s.namespace;
+			break;
+		case ATTR_POD_NAME:
+			f = sp->s.pod != NULL ? sp->s.pod_name : NULL;
+			break;
+		default:
+			f = sp->s.pod != NULL ? sp->s.pod_uid : NULL;
+			break;
+		}
+		if (f == NULL)
+			return (line_error(l, "%s: \"kubeLabels\": %s copies "
+			    "a field the container lacks", where,
+			    expr_kube_key(i)));
+		sp->labels = xreallocarray(sp->labels,
+		    (size_t)sp->s.nlabels + 1, sizeof *sp->labels);
+		sp->labels[sp->s.nlabels].key = xstrdup(expr_kube_key(i));
+		sp->labels[sp->s.nlabels++].value = xstrdup(f);
+	}
+	return (0);
+}
+
 static void
 kv_free(struct policy_kv *kv, int n)
 {
@@ -292,7 +342,8 @@ get_spec(struct line *l, json_t *o, const char *where,
 	    get_kv(l, o, where, "env", &sp->env, &sp->s.nenv) != 0 ||
 	    get_kv(l, o, where, "labels", &sp->labels, &sp->s.nlabels) != 0 ||
 	    get_kv(l, o, where, "podLabels", &sp->pod_labels,
-	    &sp->s.npod_labels) != 0)
+	    &sp->s.npod_labels) != 0 ||
+	    get_kube_labels(l, o, where, sp) != 0)
 		return (-1);
 	sp->s.annotations = sp->ann;
 	sp->s.env = sp->env;

@@ -398,6 +398,32 @@ def test_affinity_scenario():
     assert rc == 0
 
 
+def test_kube_labels_as_the_journal_writes_them():
+    """kubeLabels bits stand for the kubelet's labels: an affinity matching
+    io.kubernetes.container.name finds a container given only the bit."""
+    sim = Sim()
+    g2 = {"qos": "Guaranteed", "cpuRequest": 2, "cpuLimit": 2}
+    db = sim.ok(dict(g2, op="create", id="db", name="db", pod="dbp",
+                     kubeLabels=1))
+    home = node_of(db)
+    plain = sim.ok(dict(g2, op="create", id="q", name="web", pod="qp"))
+    assert node_of(plain) != home, plain
+    sim.ok({"op": "remove", "id": "q"})
+    rule = ("web:\n- scope: {operator: AlwaysTrue}\n"
+            "  match: {key: labels/io.kubernetes.container.name, "
+            "operator: Equals, values: [db]}\n")
+    web = sim.ok(dict(g2, op="create", id="w", name="web", pod="wp",
+                      annotations={"resource-policy.nri.io/affinity": rule}))
+    assert node_of(web) == home, web
+    for bits, why in ((16, "from 0 to 15"), ("1", "from 0 to 15"),
+                      (2, "io.kubernetes.pod.name copies a field")):
+        bad = sim.send({"op": "create", "id": "b", "qos": "BestEffort",
+                        "name": "b", "kubeLabels": bits})
+        assert bad["ok"] is False and why in bad["error"], bad
+    rc, _ = sim.close()
+    assert rc == 0
+
+
 def test_reconfigure():
     sim = Sim()
     sim.ok(claim("u", 3, 3))

@@ -882,6 +882,14 @@ static const char *const exprs[] = {
 	"{key: tags/x, operator: NotExist}",
 	"{key: uid, operator: Exists}",
 	"{operator: AlwaysTrue}",
+	"{key: labels/io.kubernetes.pod.name, operator: Equals, values: [p3]}",
+	"{key: labels/io.kubernetes.container.name, operator: In, "
+	    "values: [a, zz]}",
+	"{key: labels/io.kubernetes.pod.namespace, operator: NotEqual, "
+	    "values: [n1]}",
+	"{key: labels/io.kubernetes.pod.namespace, operator: In, "
+	    "values: [other, n2]}",
+	"{key: labels/io.kubernetes.pod.uid, operator: Exists}",
 };
 
 static void
@@ -901,19 +909,7 @@ brute(const struct policy *P, const struct cspec *self,
 
 			if (v[i]->pool == NULL || strcmp(c->id, self->id) == 0)
 				continue;
-			memset(&s, 0, sizeof s);
-			s.id = c->id;
-			s.name = c->name;
-			s.ns = c->ns;
-			s.qos = c->qos;
-			s.labels = c->labels;
-			s.nlabels = c->nlabels;
-			s.has_pod = c->pod != NULL;
-			s.pod_id = c->pod;
-			s.pod_uid = c->pod_uid;
-			s.pod_name = c->pod_name;
-			s.pod_labels = c->pod_labels;
-			s.npod_labels = c->npod_labels;
+			cspec_subject(c, &s);
 			if (a->pod_scope ? (c->pod != NULL && self->pod != NULL &&
 			    strcmp(c->pod, self->pod) == 0) :
 			    expr_eval(&a->scope, &s))
@@ -949,7 +945,7 @@ Test(placed, index_weighs_as_walking_all)
 	static const char *const apps[] = { "web", "wdb", NULL };
 	static const char *const tiers[] = { "front", "back", "fx", NULL };
 	struct container_spec	 s;
-	struct policy_kv	 lab[1], plab[1];
+	struct policy_kv	 lab[4], plab[1];
 	char			 id[16], pod[16], uid[16], *yaml;
 	const struct grant	*held;
 	struct cspec		 fresh;
@@ -972,11 +968,23 @@ Test(placed, index_weighs_as_walking_all)
 		s.cpu_request = s.qos == QOS_GUARANTEED ? 1000 :
 		    s.qos == QOS_BURSTABLE ? 100 : -1;
 		s.cpu_limit = s.qos == QOS_GUARANTEED ? 1000 : -1;
+		s.labels = lab;
 		if (apps[i % 3] != NULL) {
-			lab[0].key = (char *)"app";
-			lab[0].value = (char *)apps[i % 3];
-			s.labels = lab;
-			s.nlabels = 1;
+			lab[s.nlabels].key = (char *)"app";
+			lab[s.nlabels++].value = (char *)apps[i % 3];
+		}
+		/* The kubelet's labels: mostly copies of their fields (kept
+		 * as bits), some not (kept as labels). */
+		if (i % 4 != 3) {
+			lab[s.nlabels].key =
+			    (char *)"io.kubernetes.container.name";
+			lab[s.nlabels++].value = (char *)s.name;
+			lab[s.nlabels].key = (char *)"io.kubernetes.pod.name";
+			lab[s.nlabels++].value = pod;
+			lab[s.nlabels].key =
+			    (char *)"io.kubernetes.pod.namespace";
+			lab[s.nlabels++].value = i % 4 == 2 ? (char *)"other" :
+			    (char *)s.namespace;
 		}
 		if (tiers[(i / 7) % 4] != NULL) {
 			plab[0].key = (char *)"tier";
@@ -1058,4 +1066,37 @@ Test(placed, sync_takes_new_labels)
 	affinity_weigh(e.P, &self, &set, aff);
 	cr_assert_eq(aff[g->pool->id], 1);
 	affinity_set_clear(&set);
+}
+
+/* What a sync compares without copying: folded kubelet labels too. */
+Test(expr, same_meta_sees_folded_labels)
+{
+	struct policy_kv	 lab[3] = {
+		{ (char *)"io.kubernetes.pod.uid", (char *)"u1" },
+		{ (char *)"app", (char *)"web" },
+		{ (char *)"io.kubernetes.container.name", (char *)"c" },
+	};
+	struct container_spec	 s;
+	struct cspec		 c;
+
+	memset(&s, 0, sizeof s);
+	s.id = "x";
+	s.name = "c";
+	s.pod = "p";
+	s.pod_uid = "u1";
+	s.labels = lab;
+	s.nlabels = 3;
+	cspec_copy(&c, &s);
+	cr_assert_eq(c.nlabels, 1);
+	cr_assert_eq(c.kube_labels, (1u << 0) | (1u << 3));
+	cr_assert(cspec_same_meta(&c, &s));
+	lab[1].value = (char *)"db";
+	cr_assert_not(cspec_same_meta(&c, &s));
+	lab[1].value = (char *)"web";
+	lab[0].value = (char *)"u2";		/* no longer its field */
+	cr_assert_not(cspec_same_meta(&c, &s));
+	lab[0].value = (char *)"u1";
+	s.nlabels = 2;				/* one gone */
+	cr_assert_not(cspec_same_meta(&c, &s));
+	cspec_clear(&c);
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expr.h"
 #include "policy_priv.h"
 #include "policylib.h"
 #include "testlib.h"
@@ -648,12 +649,13 @@ saved_spec(json_t *doc, const char *id)
  */
 Test(grants, pod_name_and_labels_survive_a_restart)
 {
-	struct policy_kv	 lab[4], plab[2];
+	struct policy_kv	 lab[4], plab[2], *all;
 	struct meta		 m;
 	struct grant		*g;
 	struct policy		*R = NULL;
 	json_t			*doc, *spec;
 	char			*text;
+	int			 n;
 
 	lab[0].key = (char *)"app";
 	lab[0].value = (char *)"web";
@@ -710,11 +712,17 @@ Test(grants, pod_name_and_labels_survive_a_restart)
 	g = strmap_get(R->ctrs, "web");
 	cr_assert_not_null(g);
 	cr_assert_str_eq(g->spec.pod_name, "web-0");
-	cr_assert_eq(g->spec.nlabels, 4);
+	/* The kubelet's label that copies the name is kept as a bit. */
+	cr_assert_eq(g->spec.nlabels, 3);
+	cr_assert_eq(g->spec.kube_labels,
+	    1u << expr_kube_label("io.kubernetes.container.name"));
 	cr_assert_str_eq(kv_value(g->spec.labels, g->spec.nlabels, "app"),
 	    "web");
-	cr_assert_str_eq(kv_value(g->spec.labels, g->spec.nlabels,
-	    "io.kubernetes.container.name"), "c");
+	all = cspec_labels(&g->spec, &n);
+	cr_assert_eq(n, 4);
+	cr_assert_str_eq(kv_value(all, n, "io.kubernetes.container.name"),
+	    "c");
+	free(all);
 	cr_assert_eq(g->spec.npod_labels, 2);
 	cr_assert_str_eq(kv_value(g->spec.pod_labels, g->spec.npod_labels,
 	    "app"), "web-pod");
