@@ -903,10 +903,11 @@ policy_refresh(struct policy *P, const char *self, int all,
 	struct pinning	 pin, *u;
 	unsigned long	 gen;
 	size_t		 i, n;
+	int		 same;
 
 	pinning_init(&pin);
 	if ((g = self != NULL ? strmap_get(P->ctrs, self) : NULL) != NULL) {
-		undo_applied(P, g);
+		undo_applied_move(P, g, 1);
 		policy_pin(P, g, &g->applied);
 		g->applied_gen = g->pool ? supply_path_gen(P, g->pool) : 0;
 		g->dirty = 0;
@@ -933,20 +934,24 @@ policy_refresh(struct policy *P, const char *self, int all,
 		gen = g->pool ? supply_path_gen(P, g->pool) : 0;
 		if (!all && !g->dirty && gen == g->applied_gen)
 			continue;
-		undo_applied(P, g);
+		/* What it had goes to the undo log moved, not copied: a
+		 * claim moves the pinning of hundreds of containers. */
+		policy_pin(P, g, &pin);
+		same = pinning_equal(&pin, &g->applied);
+		undo_applied_move(P, g, !same);
 		g->dirty = 0;
 		g->applied_gen = gen;
-		policy_pin(P, g, &pin);
-		if (pinning_equal(&pin, &g->applied))
+		if (same)
 			continue;
-		pinning_copy(&g->applied, &pin);
+		g->applied = pin;
+		pinning_init(&pin);
 		if (fx == NULL)
 			continue;
 		fx->updates = xreallocarray(fx->updates, fx->nupdates + 1,
 		    sizeof *fx->updates);
 		u = &fx->updates[fx->nupdates++];
 		pinning_init(u);
-		pinning_copy(u, &pin);
+		pinning_copy(u, &g->applied);
 	}
 	free(v);
 	index_clean(P);
@@ -1489,6 +1494,9 @@ relabeled(const struct grant *old, const struct container_spec *s,
 	SWAP(g->spec.pod_labels, c.pod_labels, kv);
 	SWAP(g->spec.npod_labels, c.npod_labels, n);
 #undef SWAP
+	/* The bits were folded against the runtime's fields, not the
+	 * grant's (its pod UID, say, may be unknown to an older state). */
+	cspec_refold(&g->spec, &c);
 	cspec_clear(&c);
 	return (g);
 }

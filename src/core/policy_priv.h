@@ -157,7 +157,7 @@ void	undo_to(struct policy *, int);
 void	undolog_free(struct undolog *);
 void	policy_put(struct policy *, int, const char *, struct grant *);
 void	undo_supply(struct policy *, int);
-void	undo_applied(struct policy *, const struct grant *);
+void	undo_applied_move(struct policy *, struct grant *, int);
 void	undo_swapped(struct policy *, struct policy *);
 int	policy_changes(const struct policy *, const struct policy_effects *,
 	    struct policy_change **);
@@ -186,6 +186,7 @@ int	request_isolation(const struct policy *, const struct cspec *, int *,
 	    int *);
 int	cspec_copy(struct cspec *, const struct container_spec *);
 void	cspec_fold_labels(struct cspec *);
+void	cspec_refold(struct cspec *, const struct cspec *);
 struct policy_kv *cspec_labels(const struct cspec *, int *);
 int	cspec_same_meta(const struct cspec *, const struct container_spec *);
 void	cspec_dup(struct cspec *, const struct cspec *);

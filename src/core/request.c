@@ -224,15 +224,46 @@ cspec_labels(const struct cspec *c, int *n)
 	int			 i, k = c->nlabels;
 
 	kv = xcalloc((size_t)c->nlabels + EXPR_KUBE_LABELS + 1, sizeof *kv);
-	memcpy(kv, c->labels, (size_t)c->nlabels * sizeof *kv);
+	if (c->nlabels > 0)
+		memcpy(kv, c->labels, (size_t)c->nlabels * sizeof *kv);
 	for (i = 0; i < EXPR_KUBE_LABELS; i++)
-		if (c->kube_labels & (1u << i)) {
-			kv[k].key = (char *)expr_kube_key(i);
-			kv[k++].value = (char *)kube_field(c->name, c->pod,
-			    c->pod_name, c->ns, c->pod_uid, i);
-		}
+		if ((c->kube_labels & (1u << i)) && (kv[k].value =
+		    (char *)kube_field(c->name, c->pod, c->pod_name, c->ns,
+		    c->pod_uid, i)) != NULL)
+			kv[k++].key = (char *)expr_kube_key(i);
 	*n = k;
 	return (kv);
+}
+
+/*
+ * Labels folded against the fields of from, kept by c whose fields may
+ * differ (a sync takes a known container's labels, not its identity):
+ * each bit whose field c lacks or holds otherwise becomes its label again.
+ */
+void
+cspec_refold(struct cspec *c, const struct cspec *from)
+{
+	const char	*was, *now;
+	int		 i;
+
+	for (i = 0; i < EXPR_KUBE_LABELS; i++) {
+		if (!(c->kube_labels & (1u << i)))
+			continue;
+		was = kube_field(from->name, from->pod, from->pod_name,
+		    from->ns, from->pod_uid, i);
+		now = kube_field(c->name, c->pod, c->pod_name, c->ns,
+		    c->pod_uid, i);
+		if (now != NULL && was != NULL && strcmp(now, was) == 0)
+			continue;
+		c->kube_labels &= ~(1u << i);
+		if (was == NULL)
+			continue;
+		c->labels = xreallocarray(c->labels, (size_t)c->nlabels + 2,
+		    sizeof *c->labels);
+		c->labels[c->nlabels].key = xstrdup(expr_kube_key(i));
+		c->labels[c->nlabels++].value = xstrdup(was);
+		memset(&c->labels[c->nlabels], 0, sizeof *c->labels);
+	}
 }
 
 static int

@@ -33,7 +33,8 @@ struct undo_entry {
 	struct grant	*old;		/* GRANT: NULL when there was none */
 	int		 pool;		/* SUPPLY */
 	struct supply	 sup;
-	struct pinning	 applied;	/* APPLIED */
+	struct pinning	 applied;	/* APPLIED, when has_pin */
+	int		 has_pin;
 	unsigned long	 applied_gen;
 	int		 dirty;
 	struct policy	*before;	/* SWAP */
@@ -189,18 +190,30 @@ undo_supply(struct policy *P, int id)
 	cpuset_copy(&e->sup.sharable, &P->sup[id].sharable);
 }
 
-/* Before g's applied pinning, its generation or dirty flag change. */
+/*
+ * What g had applied, before a refresh replaces it: moved into the log,
+ * not copied, and g->applied is left empty for the new pinning (freed
+ * when there is no log). With pin 0 the pinning stays and only when it
+ * was applied is kept.
+ */
 void
-undo_applied(struct policy *P, const struct grant *g)
+undo_applied_move(struct policy *P, struct grant *g, int pin)
 {
 	struct undo_entry	*e;
 
-	if (P->undo == NULL)
+	if (P->undo == NULL) {
+		if (pin)
+			pinning_clear(&g->applied);
 		return;
+	}
 	e = entry_add(P->undo, UNDO_APPLIED);
 	e->key = xstrdup(g->key);
 	pinning_init(&e->applied);
-	pinning_copy(&e->applied, &g->applied);
+	if (pin) {
+		e->applied = g->applied;
+		pinning_init(&g->applied);
+	}
+	e->has_pin = pin;
 	e->applied_gen = g->applied_gen;
 	e->dirty = g->dirty;
 }
@@ -263,7 +276,11 @@ revert(struct policy *P, struct undo_entry *e)
 	case UNDO_APPLIED:
 		if ((g = strmap_get(P->ctrs, e->key)) == NULL)
 			break;
-		pinning_copy(&g->applied, &e->applied);
+		if (e->has_pin) {
+			pinning_clear(&g->applied);
+			g->applied = e->applied;
+			pinning_init(&e->applied);
+		}
 		g->applied_gen = e->applied_gen;
 		/* Its pool's supply may have moved on: look again. */
 		index_dirty(P, g);

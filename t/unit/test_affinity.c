@@ -1100,3 +1100,54 @@ Test(expr, same_meta_sees_folded_labels)
 	cr_assert_not(cspec_same_meta(&c, &s));
 	cspec_clear(&c);
 }
+
+/*
+ * A sync gives a known container the runtime's labels, folded against the
+ * runtime's fields; where the grant keeps another field (no pod UID, as
+ * an older state had), the label is kept as a label.
+ */
+Test(placed, sync_refolds_against_the_kept_fields)
+{
+	struct policy_kv	 lab[2] = {
+		{ (char *)"io.kubernetes.pod.uid", (char *)"u9" },
+		{ (char *)"io.kubernetes.container.name", (char *)"c" },
+	};
+	struct container_spec	 s;
+	const struct grant	*g;
+	struct policy_kv	*all;
+	char			*text;
+	size_t			 len;
+	int			 n;
+
+	memset(&s, 0, sizeof s);
+	s.id = "c";
+	s.name = "c";
+	s.pod = "p";
+	s.namespace = "default";
+	s.qos = QOS_BESTEFFORT;
+	s.cpu_request = s.cpu_limit = -1;
+	env_reset(&e);
+	cr_assert_eq(policy_create(e.P, &s, &e.fx, &e.cause), 0, "%s", e.cause);
+	s.pod_uid = "u9";
+	s.labels = lab;
+	s.nlabels = 2;
+	env_reset(&e);
+	cr_assert_eq(policy_sync(e.P, &s, 1, &e.fx, &e.cause), 0, "%s",
+	    e.cause);
+	g = strmap_get(e.P->ctrs, "c");
+	cr_assert_not_null(g);
+	cr_assert_null(g->spec.pod_uid);
+	cr_assert_eq(g->spec.kube_labels,
+	    1u << expr_kube_label("io.kubernetes.container.name"));
+	cr_assert_eq(g->spec.nlabels, 1);
+	cr_assert_str_eq(g->spec.labels[0].key, "io.kubernetes.pod.uid");
+	cr_assert_str_eq(g->spec.labels[0].value, "u9");
+	all = cspec_labels(&g->spec, &n);
+	cr_assert_eq(n, 2);
+	free(all);
+	text = policy_snapshot_text(e.P, 0, NULL, &len);
+	cr_assert_not_null(text);
+	cr_assert(strstr(text, "\"io.kubernetes.pod.uid\":\"u9\"") != NULL,
+	    "%s", text);
+	free(text);
+}
