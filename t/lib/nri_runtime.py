@@ -126,9 +126,21 @@ class Conn:
         self.reader.start()
 
     # Writing.
-    def send_raw(self, data):
+    def send_raw(self, data, timeout=30.0):
+        """All of data. The socket's timeout is the reader's short poll
+        (it is one socket), so a large write that waits on a slow reader
+        (a sanitizer build on a loaded machine) goes on until timeout."""
+        deadline = time.monotonic() + timeout
+        view = memoryview(data)
         with self.wlock:
-            self.sock.sendall(data)
+            while view:
+                try:
+                    n = self.sock.send(view)
+                except socket.timeout:
+                    if time.monotonic() > deadline:
+                        raise
+                    continue
+                view = view[n:]
 
     def send_message(self, conn, msg):
         self.send_raw(trunk_frames(conn, msg))
