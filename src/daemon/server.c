@@ -719,6 +719,10 @@ turn_end(struct server *srv, char **cause)
 		free(why);
 	}
 	exports_flush(srv->exports, srv->policy);
+	if (srv->trim) {
+		srv->trim = 0;
+		malloc_trim(0);
+	}
 	return (rc);
 }
 
@@ -904,9 +908,10 @@ server_sync(struct server *srv, const struct container_spec *specs, int n,
 		srv->need_snapshot = 1;
 		return (rc);
 	}
-	/* The old state a sync replaced is freed: its pages go back too
-	 * (some 250 KiB with 1,000 containers). */
-	malloc_trim(0);
+	/* The old state a sync replaced, kept for an undo until the turn's
+	 * group commit, and the runtime's message are freed at turn end:
+	 * their pages go back then (some MiB with 1,000 containers). */
+	srv->trim = 1;
 	/* Containers that ended while we were away leave no file behind
 	 * (the new ones are written when the turn's changes are durable). */
 	if ((gone = resfile_prune(srv->opts.state_dir,

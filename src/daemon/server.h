@@ -82,6 +82,7 @@ struct server {
 	 * removal whose record failed, or a failed sync. The next commit
 	 * writes a whole snapshot first, or is refused. */
 	int			 need_snapshot;
+	int			 trim;		/* give freed pages back at turn end */
 	struct journal		*journal;
 	int			 journal_damaged;	/* keep CDI specs */
 	struct exports		*exports;	/* resources.sh to write */
