@@ -161,6 +161,42 @@ claim_edits(const char *uid, const struct cpuset *cpus, int n,
 	free(set);
 }
 
+const char **
+policy_claim_uids(const struct policy *P, size_t *n)
+{
+	struct grant	**v = policy_sorted(P->claims, n);
+	const char	**u;
+	size_t		  i;
+
+	u = xcalloc(*n + 1, sizeof *u);
+	for (i = 0; i < *n; i++)
+		u[i] = v[i]->key;
+	free(v);
+	return (u);
+}
+
+int
+policy_claim_edits(const struct policy *P, const char *uid, char ***edits)
+{
+	struct policy_effects	 fx;
+	const struct grant	*g;
+	int			 n;
+
+	*edits = NULL;
+	if ((g = strmap_get(P->claims, uid)) == NULL)
+		return (-1);
+	if (g->nresults <= 0)
+		return (0);
+	policy_effects_init(&fx);
+	claim_edits(uid, &g->exclusive, g->nresults, &fx);
+	*edits = fx.edits;
+	n = fx.nedits;
+	fx.edits = NULL;
+	fx.nedits = 0;
+	policy_effects_clear(&fx);
+	return (n);
+}
+
 /*
  * The one rule for claim UIDs, from the kubelet and from the saved state
  * alike: 1 to CLAIM_UID_MAX letters, digits, '-', '_', '.' and ':', not
@@ -242,6 +278,7 @@ claim_copy_meta(struct grant *dst, const struct grant *src)
 	m.npods = src->nconsumers;
 	m.known = src->consumers_known;
 	claim_set_meta(dst, &m);
+	dst->nresults = src->nresults;
 }
 
 /* At most POLICY_MAX_CONSUMERS entries: a scan is cheap. */
@@ -403,7 +440,9 @@ policy_claim(struct policy *P, const char *uid, const struct claim_result *res,
 		/* Say which claim, not twice: claim_reinstate names it. */
 		goto out;
 	}
-	claim_set_meta(strmap_get(P->claims, uid), meta);
+	g = strmap_get(P->claims, uid);
+	claim_set_meta(g, meta);
+	g->nresults = n;
 	claim_edits(uid, &all, n, fx);
 	policy_refresh(P, NULL, 0, fx);
 	fx->save = 1;

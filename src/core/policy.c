@@ -163,6 +163,7 @@ grant_dup(const struct grant *g)
 	d->consumers_known = g->consumers_known;
 	d->nconsumers = g->nconsumers;
 	d->consumers = strv_dup(g->consumers, g->nconsumers);
+	d->nresults = g->nresults;
 	if (g->waiting != NULL) {
 		d->waiting = xcalloc(POLICY_MAX_WAITING, sizeof *d->waiting);
 		for (d->nwaiting = 0; d->nwaiting < g->nwaiting; d->nwaiting++)

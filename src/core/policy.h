@@ -229,6 +229,14 @@ json_t	*policy_grants_json(const struct policy *);
 json_t	*policy_pools_json(const struct policy *);
 /* A claim's CPUs, or NULL when it is not held. */
 const struct cpuset *policy_claim_cpus(const struct policy *, const char *);
+/* The UIDs of the claims held, sorted; an array to free, not its strings. */
+const char **policy_claim_uids(const struct policy *, size_t *);
+/*
+ * The CDI edits of a held claim as its prepare gave them, into *edits
+ * (the caller frees each and the array): their count; 0 when it is not
+ * known (a claim saved by an older version), -1 when not held.
+ */
+int	policy_claim_edits(const struct policy *, const char *, char ***);
 /* A container's current pinning, or NULL. */
 const struct pinning *policy_pinning(const struct policy *, const char *);
 /*

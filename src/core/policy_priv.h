@@ -96,7 +96,9 @@ struct grant {
 	int		 nconsumers;
 	char		**consumers;	/* pod UIDs */
 	int		 nwaiting;
-	char		**waiting;	/* container ids refused for want of
+	char		**waiting;
+	int		 nresults;	/* claims: allocation results, so CDI
+					   devices; 0 when not known */	/* container ids refused for want of
 					   their pod among the consumers */
 	struct pinning	 applied;	/* containers: what the runtime has */
 	int		 fallback;	/* got less than it asked for */

@@ -125,6 +125,8 @@ claim_json(const struct grant *g)
 		json_object_set_new(o, "namespace", string_json(g->claim_ns));
 	if (g->claim_name != NULL)
 		json_object_set_new(o, "name", string_json(g->claim_name));
+	if (g->nresults > 0)
+		json_object_set_new(o, "results", json_integer(g->nresults));
 	if (g->consumers_known) {
 		a = json_array();
 		for (i = 0; i < g->nconsumers; i++)
@@ -389,6 +391,10 @@ tb_claim_meta(struct textbuf *b, const struct grant *g)
 	if (g->claim_name != NULL) {
 		tb_lit(b, ",\"name\":");
 		tb_str(b, g->claim_name);
+	}
+	if (g->nresults > 0) {
+		tb_lit(b, ",\"results\":");
+		tb_int(b, g->nresults);
 	}
 	if (!g->consumers_known)
 		return;
@@ -819,6 +825,7 @@ restore_claim(struct policy *N, const char *key, json_t *o,
 	struct claim_meta	 m;
 	json_t			*consumers = NULL;
 	json_error_t		 err;
+	json_int_t		 results = 0;
 	char			*why = NULL;
 	size_t			 i;
 	int			 rc;
@@ -829,10 +836,13 @@ restore_claim(struct policy *N, const char *key, json_t *o,
 		return (rc);
 	}
 	if (json_unpack_ex(o, &err, JSON_STRICT,
-	    "{s:s, s:s, s:s, s?s, s?s, s?o}", "kind", &kind, "cpus", &set,
+	    "{s:s, s:s, s:s, s?s, s?s, s?I, s?o}", "kind", &kind, "cpus", &set,
 	    "pool", &pool, "namespace", &ns, "name", &name,
-	    "consumers", &consumers) != 0 || strcmp(kind, "claim") != 0)
+	    "results", &results, "consumers", &consumers) != 0 ||
+	    strcmp(kind, "claim") != 0)
 		return (bad(cause, key, "malformed claim"));
+	if (results < 0 || results > POLICY_MAX_RESULTS)
+		return (bad(cause, key, "results out of range (0 to 128)"));
 	if (consumers != NULL && (!json_is_array(consumers) ||
 	    json_array_size(consumers) > POLICY_MAX_CONSUMERS))
 		return (bad(cause, key, "consumers must be a list of at most "
@@ -860,8 +870,11 @@ restore_claim(struct policy *N, const char *key, json_t *o,
 		m.pods = pods;
 		m.npods = (int)i;
 	}
-	if ((rc = claim_reinstate(N, uid, cpus, cause)) == 0)
+	if ((rc = claim_reinstate(N, uid, cpus, cause)) == 0) {
 		claim_set_meta(strmap_get(N->claims, uid), &m);
+		((struct grant *)strmap_get(N->claims, uid))->nresults =
+		    (int)results;
+	}
 	free(pods);
 	return (rc);
 }

@@ -222,7 +222,7 @@ cdi_write(const char *dir, const char *driver, const char *uid,
 		rc = 0;
 	else if ((rc = cdi_ensure_dir(dir, cause)) == 0)
 		rc = atomicfile_replace(dir, path + strlen(dir) + 1, data,
-		    strlen(data), 0644, 1, cause);
+		    strlen(data), 0644, 0, cause);
 	free(why);
 	free(old);
 	free(path);

@@ -36,8 +36,11 @@
  * parent must exist). The driver must be a DNS subdomain of at most
  * CDI_DRIVER_MAX characters starting with a letter (a CDI vendor); the uid
  * a name of at most CDI_UID_MAX letters, digits, '-', '_', '.' and ':'
- * other than "." and holding no "..". The file reaches the disk (file and folder synced)
- * before this returns; on error the old spec, if any, is left as it was
+ * other than "." and holding no "..". The file is replaced atomically for
+ * its readers but not synced: what is durable is the claim in the state
+ * journal, and the daemon writes every held claim's spec again at start
+ * (dra.c), so a spec lost with the page cache comes back before the
+ * kubelet can use it. On error the old spec, if any, is left as it was
  * and no temporary file stays behind.
  */
 int	cdi_write(const char *dir, const char *driver, const char *uid,

@@ -569,6 +569,41 @@ mkdir_one(const char *path, char **cause)
 }
 
 /*
+ * Every held claim's spec, written again at start: specs are not synced
+ * when a claim is prepared (the journal is what is durable), so a crash
+ * of the machine may have lost one the kubelet still counts on (it does
+ * not prepare a claim again after a reboot). One of a claim saved by an
+ * older version, whose result count is not known, is left as it is.
+ */
+static void
+rewrite_specs(struct dra *d)
+{
+	struct server	 *srv = d->srv;
+	const char	**uids;
+	char		**edits, *cause = NULL;
+	size_t		  i, n;
+	int		  k, j;
+
+	uids = policy_claim_uids(srv->policy, &n);
+	for (i = 0; i < n; i++) {
+		if ((k = policy_claim_edits(srv->policy, uids[i], &edits)) <= 0)
+			continue;
+		if (cdi_write(srv->opts.cdi_dir, d->driver, uids[i],
+		    (const char *const *)edits, (size_t)k, &cause) != 0) {
+			log_warnx("claim %s: cannot write its CDI spec again: "
+			    "%s", uids[i], cause);
+			metrics_inc("errors", "kind", "cdi_write");
+			free(cause);
+			cause = NULL;
+		}
+		for (j = 0; j < k; j++)
+			free(edits[j]);
+		free(edits);
+	}
+	free(uids);
+}
+
+/*
  * A spec whose claim is not held is left from a release whose removal
  * did not happen (a crash, a full disk): the runtime must not hand out
  * CPUs nobody holds any more, so it goes at start.
@@ -644,6 +679,7 @@ dra_new(struct server *srv, struct kube *kube, struct dra **out,
 	    (rc = h2_server_listen(d->h2, d->path, cause)) != 0)
 		goto fail;
 	tidy_specs(d);
+	rewrite_specs(d);
 	d->reg = registration_new(srv->base, srv->opts.kubelet_dir, d->driver,
 	    d->path);
 	registration_on_notify(d->reg, registered, d);

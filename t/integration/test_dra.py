@@ -423,6 +423,32 @@ def test_specs_of_claims_not_held_removed_at_start():
         env.stop()
 
 
+def test_lost_specs_written_again_at_start():
+    """Specs are not synced when a claim is prepared: the journal holds
+    the claim, and every held claim's spec is written again at start. A
+    spec lost (deleted) or torn (emptied) while the daemon was down comes
+    back whole, with one device per allocation result."""
+    with Env() as env:
+        env.start()
+        two = env.claim([result(dev(1), 1), result(dev(1), 1)])
+        one = env.claim([result(dev(2), 1)])
+        cpus = env.prepare_ok([two, one])
+        specs = {}
+        for c in (two, one):
+            with open(kubelet.cdi_path(env.cdi_dir, c.uid)) as f:
+                specs[c.uid] = f.read()
+
+        def lose_specs():
+            os.unlink(kubelet.cdi_path(env.cdi_dir, two.uid))
+            open(kubelet.cdi_path(env.cdi_dir, one.uid), "w").close()
+        env.restart(while_down=lose_specs)
+        for c, ndev in ((two, 2), (one, 1)):
+            with open(kubelet.cdi_path(env.cdi_dir, c.uid)) as f:
+                assert f.read() == specs[c.uid], c.uid
+            assert env.spec_cpus(c.uid, ndev) == cpus[c.uid]
+        env.stop()
+
+
 def test_bad_claims_per_claim_errors():
     with Env() as env:
         env.start()

@@ -285,6 +285,59 @@ Test(claims, claim_and_container_with_one_id)
 }
 
 /*
+ * A claim keeps its result count (its CDI devices) through a reconfigure
+ * and a save and restore, so its spec can be written again at start; one
+ * saved without it (an older version) has none to give.
+ */
+Test(claims, result_count_is_kept)
+{
+	json_t		*doc;
+	struct policy	*R;
+	char		**edits, *text, *want;
+	int		 n, i;
+
+	assert_claim("two", "cpudevnuma001=1,cpudevnuma001=1", "1,57");
+	reconfigure(RESERVED_3_11, 1, NULL);
+	n = policy_claim_edits(e.P, "two", &edits);
+	cr_assert_eq(n, 2);
+	xasprintf(&want, "DRA_CPUSET_two=%s", "1,57");
+	for (i = 0; i < n; i++) {
+		cr_assert_str_eq(edits[i], want);
+		free(edits[i]);
+	}
+	free(edits);
+	cr_assert_eq(policy_claim_edits(e.P, "nope", &edits), -1);
+	doc = policy_save(e.P);
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(
+	    json_object_get(doc, "grants"), "claim:two"), "results")), 2);
+	cr_assert_eq(policy_restore(e.topo, e.cfg, doc, &R, &e.cause), 0, "%s",
+	    e.cause);
+	cr_assert_eq(policy_claim_edits(R, "two", &edits), 2);
+	for (i = 0; i < 2; i++)
+		free(edits[i]);
+	free(edits);
+	policy_free(R);
+	/* The text writer says the same. */
+	text = policy_snapshot_text(e.P, 0, NULL, NULL);
+	cr_assert(strstr(text, "\"results\":2") != NULL, "%s", text);
+	free(text);
+	/* Saved without it. */
+	json_object_del(json_object_get(json_object_get(doc, "grants"),
+	    "claim:two"), "results");
+	cr_assert_eq(policy_restore(e.topo, e.cfg, doc, &R, &e.cause), 0, "%s",
+	    e.cause);
+	cr_assert_eq(policy_claim_edits(R, "two", &edits), 0);
+	cr_assert_null(edits);
+	policy_free(R);
+	json_object_set_new(json_object_get(json_object_get(doc, "grants"),
+	    "claim:two"), "results", json_integer(-1));
+	cr_assert_neq(policy_restore(e.topo, e.cfg, doc, &R, &e.cause), 0);
+	cr_assert(strstr(e.cause, "results") != NULL, "%s", e.cause);
+	json_decref(doc);
+	free(want);
+}
+
+/*
  * The shared overcommit check of anchor §4: 25 shared grants of 990m on
  * node 0 (26 sharable CPUs) leave 1250m; reserving a claim of two sharable
  * CPUs must fail and reserve nothing, one succeeds.
