@@ -105,21 +105,24 @@ seen_reset(struct yctx *y)
 
 /* The short form. */
 
+/* Distinct names, in order; a pod's annotation may hold thousands. */
 struct names {
 	int		  n;
 	char		**v;
+	struct strmap	 *seen;
 };
 
 static void
 names_add(struct names *s, const char *name)
 {
-	int	i;
-
-	for (i = 0; i < s->n; i++)
-		if (strcmp(s->v[i], name) == 0)
-			return;
+	if (s->seen == NULL)
+		s->seen = strmap_new();
+	else if (strmap_get(s->seen, name) != NULL)
+		return;
 	s->v = xreallocarray(s->v, (size_t)s->n + 1, sizeof *s->v);
-	s->v[s->n++] = xstrdup(name);
+	s->v[s->n] = xstrdup(name);
+	strmap_put(s->seen, s->v[s->n], s->v[s->n]);
+	s->n++;
 }
 
 static void
@@ -130,6 +133,7 @@ names_clear(struct names *s)
 	for (i = 0; i < s->n; i++)
 		free(s->v[i]);
 	free(s->v);
+	strmap_free(s->seen);
 	memset(s, 0, sizeof *s);
 }
 
@@ -446,7 +450,7 @@ affinity_parse(const char *textv, int anti, const char *name,
 	yaml_parser_t		 parser;
 	struct yctx		 y;
 	struct affinity_set	 got = { 0, NULL };
-	struct names		 others = { 0, NULL };
+	struct names		 others = { 0, NULL, NULL };
 	struct affinity		 a;
 	yaml_node_t		*root;
 	char			*why = NULL;

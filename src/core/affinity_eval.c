@@ -315,6 +315,8 @@ weigh(const struct policy *P, const struct cspec *self,
 		c = sc.total <= mc.total ? &sc : &mc;
 	mark = index_mark(P);
 	if (c == NULL) {
+		/* Neither side can be looked up (two negations, a joint
+		 * key's): most containers match, so all are looked at. */
 		all = (struct grant **)strmap_values(P->ctrs, &n);
 		for (i = 0; i < n; i++)
 			weigh_one(P, self, a, all[i], mark, aff);
@@ -338,17 +340,6 @@ affinity_weigh(const struct policy *P, const struct cspec *self,
 		weigh(P, self, &set->v[i], aff);
 }
 
-static const char *
-ann_exact(const struct cspec *c, const char *key)
-{
-	int	i;
-
-	for (i = 0; i < c->nann; i++)
-		if (strcmp(c->ann[i].key, key) == 0)
-			return (c->ann[i].value);
-	return (NULL);
-}
-
 /* The container's explicit affinities, from its pod's annotations. */
 int
 affinity_of(const struct cspec *c, struct affinity_set *set, char **cause)
@@ -360,7 +351,7 @@ affinity_of(const struct cspec *c, struct affinity_set *set, char **cause)
 
 	memset(set, 0, sizeof *set);
 	for (i = 0; i < 2; i++) {
-		if ((v = ann_exact(c, keys[i])) == NULL)
+		if ((v = policy_kv_get(c->ann, c->nann, keys[i])) == NULL)
 			continue;
 		if ((rc = affinity_parse(v, i == 1, c->name, set, &why)) != 0) {
 			xasprintf(cause, "container %s: annotation %s: %s",

@@ -499,7 +499,8 @@ unpin_containers(struct policy *P, const char *uid, struct policy_effects *fx)
 			cspec_dup(&ng->spec, &g->spec);
 			if (request_from_spec(P, &ng->spec, &ng->req,
 			    &why) != 0 ||
-			    policy_allocate_container(P, ng, NULL, fx, &why) != 0) {
+			    policy_allocate_container(P, ng, NULL, NULL, fx,
+			    &why) != 0) {
 				policy_warn(fx, "%s", why ? why :
 				    "allocation failed");
 				grant_fallback(P, ng);

@@ -566,31 +566,34 @@ expr_kube_attr(int i)
 	return (kube_labels[i].attr);
 }
 
+const char *
+expr_kube_field(int i, const char *name, const char *ns, const char *pod,
+    const char *pod_name, const char *pod_uid)
+{
+	switch (kube_labels[i].attr) {
+	case ATTR_NAME:
+		return (name);
+	case ATTR_NS:
+		return (ns);
+	case ATTR_POD_NAME:
+		return (pod != NULL ? pod_name : NULL);
+	case ATTR_POD_UID:
+		return (pod != NULL ? pod_uid : NULL);
+	default:
+		return (NULL);
+	}
+}
+
 /* A kubelet label kept as a bit: its field's value. */
 static const char *
 kube_value(const struct expr_subject *s, const char *key)
 {
-	struct expr_key	 k = { ATTR_NEVER, NULL };
-	const char	*v;
-	int		 i = expr_kube_label(key);
+	int	i = expr_kube_label(key);
 
 	if (i < 0 || !(s->kube_labels & (1u << i)))
 		return (NULL);
-	k.attr = kube_labels[i].attr;
-	if (k.attr == ATTR_NS)
-		return (orempty(s->ns));
-	return (expr_key_value(&k, s, &v) ? v : NULL);
-}
-
-static const char *
-kv_find(const struct policy_kv *kv, int n, const char *key)
-{
-	int	i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(kv[i].key, key) == 0)
-			return (kv[i].value);
-	return (NULL);
+	return (expr_kube_field(i, s->name, s->ns,
+	    s->has_pod ? s->pod_id : NULL, s->pod_name, s->pod_uid));
 }
 
 int
@@ -614,7 +617,7 @@ expr_key_value(const struct expr_key *k, const struct expr_subject *s,
 		*v = expr_qos_name(s->qos);
 		return (1);
 	case ATTR_LABEL:
-		if ((*v = kv_find(s->labels, s->nlabels, k->label)) == NULL)
+		if ((*v = policy_kv_get(s->labels, s->nlabels, k->label)) == NULL)
 			*v = kube_value(s, k->label);
 		return (*v != NULL);
 	default:
@@ -633,7 +636,7 @@ expr_key_value(const struct expr_key *k, const struct expr_subject *s,
 		*v = expr_qos_name(s->qos);
 		return (1);
 	case ATTR_POD_LABEL:
-		*v = kv_find(s->pod_labels, s->npod_labels, k->label);
+		*v = policy_kv_get(s->pod_labels, s->npod_labels, k->label);
 		return (*v != NULL);
 	case ATTR_POD_ID:
 		*v = orempty(s->pod_id);

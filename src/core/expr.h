@@ -69,6 +69,10 @@ struct expr {
 int	expr_kube_label(const char *);		/* its index, or -1 */
 const char *expr_kube_key(int);
 enum expr_attr expr_kube_attr(int);		/* the field it copies */
+/* That field of a container, or NULL when it has none (a pod's fields
+ * need the pod). */
+const char *expr_kube_field(int, const char *name, const char *ns,
+	    const char *pod, const char *pod_name, const char *pod_uid);
 
 /* What expressions look at: one container and its pod. */
 struct expr_subject {

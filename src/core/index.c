@@ -6,9 +6,10 @@
  * how many of each pod and namespace (pool scoring); per claim, the
  * containers pinned to it (release); and the grants to look at again
  * (dirty); and, for affinity expressions, which containers have each value
- * of the attributes they can match (attr). Every grant enters and leaves a policy's maps through
- * index_link and index_unlink (policy_put and undo), so the index is
- * always the maps' and moves with them (policy_swap).
+ * of the attributes they can match (attr). Every grant enters and leaves
+ * a policy's maps through index_link and index_unlink (policy_put and
+ * undo), so the index is always the maps' and moves with them
+ * (policy_swap).
  */
 #include "autoconf.h"
 

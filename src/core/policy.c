@@ -722,14 +722,16 @@ policy_pick_pool(struct policy *P, const struct container_spec *s,
 /*
  * Allocate a container grant: reserved requests from the root, the others
  * from the best pool by score, or the hinted pool (its old one on update)
- * when that one can still take it.
+ * when that one can still take it. affs are its affinities as the caller
+ * read them, or NULL to read them from its spec here.
  */
 int
 policy_allocate_container(struct policy *P, struct grant *g,
-    const char *hint, struct policy_effects *fx, char **cause)
+    const char *hint, const struct affinity_set *affs,
+    struct policy_effects *fx, char **cause)
 {
 	struct scoring		 sc;
-	struct affinity_set	 affs;
+	struct affinity_set	 own = { 0, NULL };
 	struct request		 r = g->req;
 	struct pool		*best = NULL, *p;
 	char			*why = NULL;
@@ -748,9 +750,12 @@ policy_allocate_container(struct policy *P, struct grant *g,
 		free(why);
 		why = NULL;
 	}
-	if ((rc = affinity_of(&g->spec, &affs, cause)) != 0)
-		return (rc);
-	best = best_pool(P, g, &r, &affs, NULL, &sc);
+	if (affs == NULL) {
+		if ((rc = affinity_of(&g->spec, &own, cause)) != 0)
+			return (rc);
+		affs = &own;
+	}
+	best = best_pool(P, g, &r, affs, NULL, &sc);
 	rc = supply_allocate(P, best, &r, g, &why);
 	if (rc != 0) {
 		xasprintf(cause, "container %s: %s", g->key, why);
@@ -758,7 +763,7 @@ policy_allocate_container(struct policy *P, struct grant *g,
 	} else
 		warn_climb(&sc, g, best, fx);
 	free(sc.scores);
-	affinity_set_clear(&affs);
+	affinity_set_clear(&own);
 	return (rc);
 }
 
@@ -1180,19 +1185,6 @@ warn_dropped(struct policy_effects *fx, const char *id, int n)
 	    POLICY_MAX_LABEL_BYTES);
 }
 
-/* Its affinity annotations can be read (whether or not it is placed by
- * score: one pinned to a claim is refused for a bad one too). */
-static int
-affinity_check(const struct cspec *c, char **cause)
-{
-	struct affinity_set	s;
-	int			rc;
-
-	if ((rc = affinity_of(c, &s, cause)) == 0)
-		affinity_set_clear(&s);
-	return (rc);
-}
-
 /* A container grant of spec, allocated in P (not yet stored); prev is
  * the grant it replaces, if any. */
 static int
@@ -1200,22 +1192,25 @@ container_grant(struct policy *P, const struct cspec *spec, const char *hint,
     const struct grant *prev, struct grant **out, struct policy_effects *fx,
     char **cause)
 {
-	struct grant	*g;
-	int		 rc;
+	struct affinity_set	 affs = { 0, NULL };
+	struct grant		*g;
+	int			 rc;
 
 	*out = NULL;
 	g = grant_new(spec->id, GRANT_CONTAINER);
 	cspec_dup(&g->spec, spec);
+	/* Its affinities are read whether or not it is placed by score:
+	 * one pinned to a claim is refused for a bad annotation too. */
 	if ((rc = request_from_spec(P, &g->spec, &g->req, cause)) != 0 ||
-	    (rc = affinity_check(&g->spec, cause)) != 0) {
+	    (rc = affinity_of(&g->spec, &affs, cause)) != 0 ||
+	    (!policy_pin_to_claims(P, g, prev, fx) &&
+	    (rc = policy_allocate_container(P, g, hint, &affs, fx,
+	    cause)) != 0)) {
+		affinity_set_clear(&affs);
 		grant_free(g);
 		return (rc);
 	}
-	if (!policy_pin_to_claims(P, g, prev, fx) &&
-	    (rc = policy_allocate_container(P, g, hint, fx, cause)) != 0) {
-		grant_free(g);
-		return (rc);
-	}
+	affinity_set_clear(&affs);
 	*out = g;
 	return (0);
 }
@@ -1474,10 +1469,7 @@ relabeled(const struct grant *old, const struct container_spec *s,
 {
 	struct grant	*g;
 	struct cspec	 c;
-	char		*pn;
-	struct policy_kv *kv;
-	unsigned	 u;
-	int		 n, dropped;
+	int		 dropped;
 
 	if (s->pod == NULL || old->spec.pod == NULL ||
 	    strcmp(s->pod, old->spec.pod) != 0)
@@ -1487,17 +1479,7 @@ relabeled(const struct grant *old, const struct container_spec *s,
 	if ((dropped = cspec_copy(&c, s)) > 0)
 		warn_dropped(fx, s->id, dropped);
 	g = grant_dup(old);
-#define SWAP(a, b, t)	do { t = a; a = b; b = t; } while (0)
-	SWAP(g->spec.pod_name, c.pod_name, pn);
-	SWAP(g->spec.labels, c.labels, kv);
-	SWAP(g->spec.nlabels, c.nlabels, n);
-	SWAP(g->spec.kube_labels, c.kube_labels, u);
-	SWAP(g->spec.pod_labels, c.pod_labels, kv);
-	SWAP(g->spec.npod_labels, c.npod_labels, n);
-#undef SWAP
-	/* The bits were folded against the runtime's fields, not the
-	 * grant's (its pod UID, say, may be unknown to an older state). */
-	cspec_refold(&g->spec, &c);
+	cspec_take_meta(&g->spec, &c);
 	cspec_clear(&c);
 	return (g);
 }

@@ -59,6 +59,9 @@ struct policy_kv {
 	char	*value;
 };
 
+/* The value of key among n pairs, or NULL. */
+const char *policy_kv_get(const struct policy_kv *, int, const char *);
+
 /* What the runtime says of a container. The policy copies what it keeps. */
 struct container_spec {
 	const char		*id;

@@ -142,6 +142,8 @@ struct grant **index_moved(struct policy *, size_t *);
 void	index_clean(struct policy *);
 
 /* undo.c: every change to a policy's state goes through these. */
+struct affinity_set;
+
 struct policy_change {
 	int			 claim;		/* a claim, else a container */
 	const char		*key;
@@ -188,7 +190,7 @@ int	request_isolation(const struct policy *, const struct cspec *, int *,
 	    int *);
 int	cspec_copy(struct cspec *, const struct container_spec *);
 void	cspec_fold_labels(struct cspec *);
-void	cspec_refold(struct cspec *, const struct cspec *);
+void	cspec_take_meta(struct cspec *, struct cspec *);
 struct policy_kv *cspec_labels(const struct cspec *, int *);
 int	cspec_same_meta(const struct cspec *, const struct container_spec *);
 void	cspec_dup(struct cspec *, const struct cspec *);
@@ -203,7 +205,8 @@ void	grant_free_all(struct strmap *);
 const char *policy_pick_pool(struct policy *, const struct container_spec *,
 	    const double *, char **);
 int	policy_allocate_container(struct policy *, struct grant *,
-	    const char *, struct policy_effects *, char **);
+	    const char *, const struct affinity_set *, struct policy_effects *,
+	    char **);
 void	policy_pin(const struct policy *, const struct grant *,
 	    struct pinning *);
 void	policy_refresh(struct policy *, const char *, int,
@@ -225,7 +228,6 @@ int	policy_carry_container(struct policy *, const struct grant *,
 int	policy_carry_claims(struct policy *, const struct policy *, char **);
 
 /* affinity_eval.c */
-struct affinity_set;
 struct expr_subject;
 void	cspec_subject(const struct cspec *, struct expr_subject *);
 int	affinity_of(const struct cspec *, struct affinity_set *, char **);

@@ -166,25 +166,6 @@ cspec_dup(struct cspec *c, const struct cspec *s)
 	c->kube_labels = s->kube_labels;
 }
 
-/* The field a kubelet label copies, if the container has it. */
-static const char *
-kube_field(const char *name, const char *pod, const char *pod_name,
-    const char *ns, const char *pod_uid, int i)
-{
-	switch (expr_kube_attr(i)) {
-	case ATTR_NAME:
-		return (name);
-	case ATTR_NS:
-		return (ns);
-	case ATTR_POD_NAME:
-		return (pod != NULL ? pod_name : NULL);
-	case ATTR_POD_UID:
-		return (pod != NULL ? pod_uid : NULL);
-	default:
-		return (NULL);
-	}
-}
-
 /*
  * The kubelet's labels that equal the fields they copy become bits of
  * kube_labels (expr.c reads them back): a container's biggest labels,
@@ -198,8 +179,8 @@ cspec_fold_labels(struct cspec *c)
 
 	for (i = 0; i < c->nlabels; i++) {
 		k = expr_kube_label(c->labels[i].key);
-		f = k < 0 ? NULL : kube_field(c->name, c->pod, c->pod_name,
-		    c->ns, c->pod_uid, k);
+		f = k < 0 ? NULL : expr_kube_field(k, c->name, c->ns,
+		    c->pod, c->pod_name, c->pod_uid);
 		if (f != NULL && strcmp(f, c->labels[i].value) == 0) {
 			c->kube_labels |= 1u << k;
 			free(c->labels[i].key);
@@ -228,8 +209,8 @@ cspec_labels(const struct cspec *c, int *n)
 		memcpy(kv, c->labels, (size_t)c->nlabels * sizeof *kv);
 	for (i = 0; i < EXPR_KUBE_LABELS; i++)
 		if ((c->kube_labels & (1u << i)) && (kv[k].value =
-		    (char *)kube_field(c->name, c->pod, c->pod_name, c->ns,
-		    c->pod_uid, i)) != NULL)
+		    (char *)expr_kube_field(i, c->name, c->ns, c->pod,
+		    c->pod_name, c->pod_uid)) != NULL)
 			kv[k++].key = (char *)expr_kube_key(i);
 	*n = k;
 	return (kv);
@@ -240,8 +221,8 @@ cspec_labels(const struct cspec *c, int *n)
  * differ (a sync takes a known container's labels, not its identity):
  * each bit whose field c lacks or holds otherwise becomes its label again.
  */
-void
-cspec_refold(struct cspec *c, const struct cspec *from)
+static void
+refold(struct cspec *c, const struct cspec *from)
 {
 	const char	*was, *now;
 	int		 i;
@@ -249,10 +230,10 @@ cspec_refold(struct cspec *c, const struct cspec *from)
 	for (i = 0; i < EXPR_KUBE_LABELS; i++) {
 		if (!(c->kube_labels & (1u << i)))
 			continue;
-		was = kube_field(from->name, from->pod, from->pod_name,
-		    from->ns, from->pod_uid, i);
-		now = kube_field(c->name, c->pod, c->pod_name, c->ns,
-		    c->pod_uid, i);
+		was = expr_kube_field(i, from->name, from->ns, from->pod,
+		    from->pod_name, from->pod_uid);
+		now = expr_kube_field(i, c->name, c->ns, c->pod,
+		    c->pod_name, c->pod_uid);
 		if (now != NULL && was != NULL && strcmp(now, was) == 0)
 			continue;
 		c->kube_labels &= ~(1u << i);
@@ -266,11 +247,39 @@ cspec_refold(struct cspec *c, const struct cspec *from)
 	}
 }
 
+/*
+ * The pod name and labels of src, given to c in exchange for its own
+ * (which src then holds, to be cleared): what a sync takes from the
+ * runtime for a known container, whose identity stays as kept.
+ */
+void
+cspec_take_meta(struct cspec *c, struct cspec *src)
+{
+	struct cspec	t, fresh;
+
+	/* src's fields as they are now: its bits were folded against its
+	 * pod name, which the exchange moves into c. */
+	fresh = *src;
+	t = *c;
+	c->pod_name = src->pod_name;
+	c->labels = src->labels;
+	c->nlabels = src->nlabels;
+	c->kube_labels = src->kube_labels;
+	c->pod_labels = src->pod_labels;
+	c->npod_labels = src->npod_labels;
+	src->pod_name = t.pod_name;
+	src->labels = t.labels;
+	src->nlabels = t.nlabels;
+	src->kube_labels = t.kube_labels;
+	src->pod_labels = t.pod_labels;
+	src->npod_labels = t.npod_labels;
+	refold(c, &fresh);
+}
+
 static int
 same_str(const char *a, const char *b)
 {
-	return (strcmp(a ? a : "", b ? b : "") == 0 && (a == NULL) ==
-	    (b == NULL));
+	return (a == NULL || b == NULL ? a == b : strcmp(a, b) == 0);
 }
 
 static int
@@ -307,8 +316,8 @@ cspec_same_meta(const struct cspec *c, const struct container_spec *s)
 		if (s->labels[i].key == NULL)
 			continue;
 		k = expr_kube_label(s->labels[i].key);
-		f = k < 0 ? NULL : kube_field(s->name, s->pod, s->pod_name,
-		    s->namespace, s->pod_uid, k);
+		f = k < 0 ? NULL : expr_kube_field(k, s->name,
+		    s->namespace, s->pod, s->pod_name, s->pod_uid);
 		if (f != NULL && s->labels[i].value != NULL &&
 		    strcmp(f, s->labels[i].value) == 0) {
 			folded |= 1u << k;
@@ -320,6 +329,17 @@ cspec_same_meta(const struct cspec *c, const struct container_spec *s)
 		j++;
 	}
 	return (j == c->nlabels && folded == c->kube_labels);
+}
+
+const char *
+policy_kv_get(const struct policy_kv *kv, int n, const char *key)
+{
+	int	i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(kv[i].key, key) == 0)
+			return (kv[i].value);
+	return (NULL);
 }
 
 static void
@@ -441,7 +461,7 @@ annotation_scoped(const struct cspec *c, const char *key, int *scope)
 {
 	char		*k;
 	const char	*found = NULL;
-	int		 s, i;
+	int		 s;
 
 	for (s = 0; s < 3 && found == NULL; s++) {
 		if (s == 0 && c->name == NULL)
@@ -453,12 +473,9 @@ annotation_scoped(const struct cspec *c, const char *key, int *scope)
 			xasprintf(&k, "%s.%s/pod", key, ANNOTATION_NS);
 		else
 			xasprintf(&k, "%s.%s", key, ANNOTATION_NS);
-		for (i = 0; i < c->nann && found == NULL; i++)
-			if (strcmp(c->ann[i].key, k) == 0) {
-				found = c->ann[i].value;
-				if (scope != NULL)
-					*scope = s;
-			}
+		if ((found = policy_kv_get(c->ann, c->nann, k)) != NULL &&
+		    scope != NULL)
+			*scope = s;
 		free(k);
 	}
 	return (found);

@@ -8,8 +8,9 @@
  * Reading and writing files is the daemon's business.
  *
  * A container's pod name and labels ("podName", "labels", "podLabels")
- * came later than version 2: they are written only when there are some,
- * so that a state without them reads the same, and read when present.
+ * and a claim's result count ("results") came later than version 2: they
+ * are written only when there are some, so that a state without them
+ * reads the same, and read when present.
  */
 #include "autoconf.h"
 
@@ -823,6 +824,7 @@ restore_claim(struct policy *N, const char *key, json_t *o,
 	const char		*uid = key + CLAIM_KEY_PLEN;
 	const char		**pods = NULL;
 	struct claim_meta	 m;
+	struct grant		*g;
 	json_t			*consumers = NULL;
 	json_error_t		 err;
 	json_int_t		 results = 0;
@@ -871,9 +873,9 @@ restore_claim(struct policy *N, const char *key, json_t *o,
 		m.npods = (int)i;
 	}
 	if ((rc = claim_reinstate(N, uid, cpus, cause)) == 0) {
-		claim_set_meta(strmap_get(N->claims, uid), &m);
-		((struct grant *)strmap_get(N->claims, uid))->nresults =
-		    (int)results;
+		g = strmap_get(N->claims, uid);
+		claim_set_meta(g, &m);
+		g->nresults = (int)results;
 	}
 	free(pods);
 	return (rc);

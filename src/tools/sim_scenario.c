@@ -269,20 +269,8 @@ get_kube_labels(struct line *l, json_t *o, const char *where,
 	for (i = 0; i < EXPR_KUBE_LABELS; i++) {
 		if (!(bits & (1 << i)))
 			continue;
-		switch (expr_kube_attr(i)) {
-		case ATTR_NAME:
-			f = sp->s.name;
-			break;
-		case ATTR_NS:
-			f = sp->s.namespace;
-			break;
-		case ATTR_POD_NAME:
-			f = sp->s.pod != NULL ? sp->s.pod_name : NULL;
-			break;
-		default:
-			f = sp->s.pod != NULL ? sp->s.pod_uid : NULL;
-			break;
-		}
+		f = expr_kube_field(i, sp->s.name, sp->s.namespace,
+		    sp->s.pod, sp->s.pod_name, sp->s.pod_uid);
 		if (f == NULL)
 			return (line_error(l, "%s: \"kubeLabels\": %s copies "
 			    "a field the container lacks", where,

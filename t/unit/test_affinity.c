@@ -1150,4 +1150,19 @@ Test(placed, sync_refolds_against_the_kept_fields)
 	cr_assert(strstr(text, "\"io.kubernetes.pod.uid\":\"u9\"") != NULL,
 	    "%s", text);
 	free(text);
+	/* A pod name the grant learns with the sync (an older state had
+	 * none): its label folds against the name it now keeps. */
+	s.pod_name = "web-0";
+	lab[1].key = (char *)"io.kubernetes.pod.name";
+	lab[1].value = (char *)"web-0";
+	env_reset(&e);
+	cr_assert_eq(policy_sync(e.P, &s, 1, &e.fx, &e.cause), 0, "%s",
+	    e.cause);
+	g = strmap_get(e.P->ctrs, "c");
+	cr_assert_str_eq(g->spec.pod_name, "web-0");
+	all = cspec_labels(&g->spec, &n);
+	cr_assert_eq(n, 2);
+	cr_assert_str_eq(policy_kv_get(all, n, "io.kubernetes.pod.name"),
+	    "web-0");
+	free(all);
 }

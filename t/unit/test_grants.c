@@ -621,18 +621,6 @@ Test(grants, state_text_duplicate_keys)
 	free(text);
 }
 
-/* The value of key in kv, or NULL. */
-static const char *
-kv_value(const struct policy_kv *kv, int n, const char *key)
-{
-	int	i;
-
-	for (i = 0; i < n; i++)
-		if (strcmp(kv[i].key, key) == 0)
-			return (kv[i].value);
-	return (NULL);
-}
-
 /* The saved container spec of id in the state text. */
 static json_t *
 saved_spec(json_t *doc, const char *id)
@@ -716,15 +704,15 @@ Test(grants, pod_name_and_labels_survive_a_restart)
 	cr_assert_eq(g->spec.nlabels, 3);
 	cr_assert_eq(g->spec.kube_labels,
 	    1u << expr_kube_label("io.kubernetes.container.name"));
-	cr_assert_str_eq(kv_value(g->spec.labels, g->spec.nlabels, "app"),
+	cr_assert_str_eq(policy_kv_get(g->spec.labels, g->spec.nlabels, "app"),
 	    "web");
 	all = cspec_labels(&g->spec, &n);
 	cr_assert_eq(n, 4);
-	cr_assert_str_eq(kv_value(all, n, "io.kubernetes.container.name"),
+	cr_assert_str_eq(policy_kv_get(all, n, "io.kubernetes.container.name"),
 	    "c");
 	free(all);
 	cr_assert_eq(g->spec.npod_labels, 2);
-	cr_assert_str_eq(kv_value(g->spec.pod_labels, g->spec.npod_labels,
+	cr_assert_str_eq(policy_kv_get(g->spec.pod_labels, g->spec.npod_labels,
 	    "app"), "web-pod");
 	g = strmap_get(R->ctrs, "plain");
 	cr_assert_not_null(g);
@@ -785,11 +773,13 @@ Test(grants, labels_past_the_caps_are_dropped_with_a_warning)
 	g = strmap_get(e.P->ctrs, "big");
 	cr_assert_not_null(g);
 	cr_assert_eq(g->spec.nlabels, POLICY_MAX_LABELS);
-	cr_assert_str_eq(kv_value(g->spec.labels, g->spec.nlabels, "k0"), "v");
-	cr_assert_not_null(kv_value(g->spec.labels, g->spec.nlabels, "k63"));
-	cr_assert_null(kv_value(g->spec.labels, g->spec.nlabels, "k64"));
+	cr_assert_str_eq(policy_kv_get(g->spec.labels, g->spec.nlabels,
+	    "k0"), "v");
+	cr_assert_not_null(policy_kv_get(g->spec.labels, g->spec.nlabels,
+	    "k63"));
+	cr_assert_null(policy_kv_get(g->spec.labels, g->spec.nlabels, "k64"));
 	cr_assert_eq(g->spec.npod_labels, 2);
-	cr_assert_null(kv_value(g->spec.pod_labels, g->spec.npod_labels,
+	cr_assert_null(policy_kv_get(g->spec.pod_labels, g->spec.npod_labels,
 	    "big2"));
 	cr_assert_eq(g->spec.nann, 1);
 
@@ -949,9 +939,9 @@ Test(grants, older_state_without_labels_loads)
 	cr_assert_not_null(g);
 	cr_assert_str_eq(g->spec.pod_name, "pn");
 	cr_assert_eq(g->spec.nlabels, 1);
-	cr_assert_str_eq(kv_value(g->spec.labels, 1, "a"), "1");
+	cr_assert_str_eq(policy_kv_get(g->spec.labels, 1, "a"), "1");
 	cr_assert_eq(g->spec.npod_labels, 2);
-	cr_assert_str_eq(kv_value(g->spec.pod_labels, 2, "c"), "3");
+	cr_assert_str_eq(policy_kv_get(g->spec.pod_labels, 2, "c"), "3");
 	policy_free(R);
 	free(text);
 
