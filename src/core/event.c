@@ -16,6 +16,8 @@
 
 #include "event.h"
 #include "policy_priv.h"
+#include "textbuf.h"
+#include "utf8.h"
 #include "xmalloc.h"
 
 static const char *qos_names[] = { "BestEffort", "Burstable", "Guaranteed" };
@@ -56,61 +58,112 @@ set_milli(json_t *o, const char *k, long long v)
 	json_object_set_new(o, k, json_string(buf));
 }
 
-static json_t *
-kv_object(const struct policy_kv *kv, int n)
+/* Whether jansson would take s: a field it would refuse is left out
+ * here too, so both writers agree. */
+static int
+is_utf8(const char *s)
 {
-	json_t	*o = json_object();
-	json_t	*s;
-	int	 i;
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 n;
 
-	for (i = 0; i < n; i++)
-		if ((s = json_string(kv[i].value)) != NULL)
-			json_object_set_new(o, kv[i].key, s);
-	return (o);
+	for (; *p != '\0'; p += n)
+		if ((n = *p < 0x80 ? 1 : utf8_seqlen(p)) == 0)
+			return (0);
+	return (1);
 }
 
-static json_t *
-spec_object(const struct container_spec *s)
+static void
+tb_field(struct textbuf *b, int *first, const char *key, const char *v)
 {
-	struct cspec	 c;
-	json_t		*o = json_object();
+	if (v == NULL || !is_utf8(v))
+		return;
+	if (!*first)
+		tb_lit(b, ",");
+	*first = 0;
+	tb_str(b, key);
+	tb_lit(b, ":");
+	tb_str(b, v);
+}
+
+static void
+tb_milli(struct textbuf *b, int *first, const char *key, long long v)
+{
+	char	buf[32];
+
+	if (v < 0)
+		return;
+	snprintf(buf, sizeof buf, "%lldm", v);
+	tb_field(b, first, key, buf);
+}
+
+static void
+tb_kv_object(struct textbuf *b, int *first, const char *key,
+    const struct policy_kv *kv, int n)
+{
+	int	i, inner = 1;
+
+	if (n <= 0)
+		return;
+	if (!*first)
+		tb_lit(b, ",");
+	*first = 0;
+	tb_str(b, key);
+	tb_lit(b, ":{");
+	for (i = 0; i < n; i++)
+		if (is_utf8(kv[i].key))
+			tb_field(b, &inner, kv[i].key, kv[i].value);
+	tb_lit(b, "}");
+}
+
+/*
+ * A container as the policy reads it, written straight into b (no
+ * jansson values: a Synchronize writes thousands); op, when not NULL,
+ * goes last.
+ */
+static void
+tb_spec_event(struct textbuf *b, const struct container_spec *s,
+    const char *op)
+{
+	struct cspec	c;
+	int		first = 1;
 
 	cspec_copy(&c, s);
-	set_string(o, "id", c.id);
-	set_string(o, "name", c.name);
-	set_string(o, "pod", c.pod);
-	set_string(o, "podUID", c.pod_uid);
-	set_string(o, "podName", c.pod_name);
-	set_string(o, "namespace", c.ns);
-	json_object_set_new(o, "qos", json_string(qos_names[c.qos]));
-	set_milli(o, "cpuRequest", c.request);
-	set_milli(o, "cpuLimit", c.limit);
-	if (c.nann > 0)
-		json_object_set_new(o, "annotations", kv_object(c.ann, c.nann));
-	if (c.nenv > 0)
-		json_object_set_new(o, "env", kv_object(c.env, c.nenv));
-	if (c.nlabels > 0)
-		json_object_set_new(o, "labels", kv_object(c.labels,
-		    c.nlabels));
+	tb_lit(b, "{");
+	tb_field(b, &first, "id", c.id);
+	tb_field(b, &first, "name", c.name);
+	tb_field(b, &first, "pod", c.pod);
+	tb_field(b, &first, "podUID", c.pod_uid);
+	tb_field(b, &first, "podName", c.pod_name);
+	tb_field(b, &first, "namespace", c.ns);
+	tb_field(b, &first, "qos", qos_names[c.qos]);
+	tb_milli(b, &first, "cpuRequest", c.request);
+	tb_milli(b, &first, "cpuLimit", c.limit);
+	tb_kv_object(b, &first, "annotations", c.ann, c.nann);
+	tb_kv_object(b, &first, "env", c.env, c.nenv);
+	tb_kv_object(b, &first, "labels", c.labels, c.nlabels);
 	/* The kubelet's labels that copy their fields, as bits (a sync of
 	 * thousands would otherwise write each four times over). */
-	if (c.kube_labels != 0)
-		json_object_set_new(o, "kubeLabels",
-		    json_integer(c.kube_labels));
-	if (c.npod_labels > 0)
-		json_object_set_new(o, "podLabels", kv_object(c.pod_labels,
-		    c.npod_labels));
+	if (c.kube_labels != 0) {
+		if (!first)
+			tb_lit(b, ",");
+		first = 0;
+		tb_lit(b, "\"kubeLabels\":");
+		tb_int(b, (long long)c.kube_labels);
+	}
+	tb_kv_object(b, &first, "podLabels", c.pod_labels, c.npod_labels);
+	tb_field(b, &first, "op", op);
+	tb_lit(b, "}");
 	cspec_clear(&c);
-	return (o);
 }
 
 char *
 event_create(const struct container_spec *s)
 {
-	json_t	*o = spec_object(s);
+	struct textbuf	b;
 
-	json_object_set_new(o, "op", json_string("create"));
-	return (text_of(o));
+	tb_init(&b, 512);
+	tb_spec_event(&b, s, "create");
+	return (tb_finish(&b, NULL));
 }
 
 char *
@@ -138,14 +191,18 @@ event_remove(const char *id)
 char *
 event_sync(const struct container_spec *specs, int n)
 {
-	json_t	*o = json_object(), *a = json_array();
-	int	 i;
+	struct textbuf	b;
+	int		i;
 
-	for (i = 0; i < n; i++)
-		json_array_append_new(a, spec_object(&specs[i]));
-	json_object_set_new(o, "op", json_string("sync"));
-	json_object_set_new(o, "containers", a);
-	return (text_of(o));
+	tb_init(&b, 256 + 512 * (size_t)(n > 0 ? n : 0));
+	tb_lit(&b, "{\"op\":\"sync\",\"containers\":[");
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			tb_lit(&b, ",");
+		tb_spec_event(&b, &specs[i], NULL);
+	}
+	tb_lit(&b, "]}");
+	return (tb_finish(&b, NULL));
 }
 
 static void

@@ -229,6 +229,8 @@ policy_sorted(const struct strmap *m, size_t *n)
 	return (v);
 }
 
+static void	mem_offers_init(struct policy *);
+
 int
 policy_build(const struct topology *t, const struct config *cfg,
     struct policy **out, char **cause)
@@ -251,6 +253,7 @@ policy_build(const struct topology *t, const struct config *cfg,
 		return (rc);
 	}
 	supply_init_all(P);
+	mem_offers_init(P);
 	P->ctrs = strmap_new();
 	P->claims = strmap_new();
 	index_init(P);
@@ -275,6 +278,7 @@ policy_free(struct policy *P)
 	grant_free_all(P->ctrs);
 	grant_free_all(P->claims);
 	supply_clear_all(P);
+	free(P->offers);
 	cpualloc_free(P->alloc);
 	pool_tree_free(P->tree);
 	config_free(P->cfg);
@@ -305,6 +309,7 @@ struct score {
 	int	mems;		/* memory nodes it would offer */
 	int	mem_match;	/* and they hold every wanted type */
 	int	mem_own;	/* the pool's own nodes hold them */
+	int	burst;		/* shared milli-CPU it can grant now */
 };
 
 struct scoring {
@@ -381,18 +386,48 @@ burstable_level(const struct policy *P, const struct cspec *c)
  * (HasMemoryType).
  */
 static void
+mem_offer_make(const struct topology *t, const struct pool *p,
+    unsigned types, struct mem_offer *o)
+{
+	struct cpuset	zone = CPUSET_INITIALIZER;
+
+	memzone_offer(t, p, types, &zone);
+	o->mems = cpuset_count(&zone);
+	o->match = types != 0 && memzone_types(t, &zone) == types;
+	o->own = types != 0 && (memzone_types(t, &p->mems) & types) == types;
+	cpuset_clear(&zone);
+}
+
+/* Room for every pool's offer for every set of types: scoring asks each
+ * pool's for every container placed. */
+static void
+mem_offers_init(struct policy *P)
+{
+	P->offers = xcalloc((size_t)pool_tree_count(P->tree) * MEM_TYPE_SETS,
+	    sizeof *P->offers);
+}
+
+static void
 mem_offer(const struct policy *P, const struct pool *p,
     const struct request *r, struct score *s)
 {
-	struct cpuset	zone = CPUSET_INITIALIZER;
-	unsigned	types = r->mem_types;
+	struct mem_offer	*o, made;
 
-	memzone_offer(P->topo, p, types, &zone);
-	s->mems = cpuset_count(&zone);
-	s->mem_match = types != 0 && memzone_types(P->topo, &zone) == types;
-	s->mem_own = types != 0 && (memzone_types(P->topo, &p->mems) & types) ==
-	    types;
-	cpuset_clear(&zone);
+	if (r->mem_types < MEM_TYPE_SETS) {
+		/* A cache of what the tree fixes: filled through const P. */
+		o = (struct mem_offer *)&P->offers[(unsigned)p->id *
+		    MEM_TYPE_SETS + r->mem_types];
+		if (!o->made) {
+			mem_offer_make(P->topo, p, r->mem_types, o);
+			o->made = 1;
+		}
+	} else {
+		mem_offer_make(P->topo, p, r->mem_types, &made);
+		o = &made;
+	}
+	s->mems = o->mems;
+	s->mem_match = o->match;
+	s->mem_own = o->own;
 }
 
 static void
@@ -406,6 +441,7 @@ score_pools(struct scoring *sc)
 	const struct cpuset	*hpset, *lpset;
 	double			*aff, w, sum;
 	int			 id, full, part, k, np, lp, hp, explicit;
+	int			*room;
 
 	np = pool_tree_count(P->tree);
 	aff = xcalloc((size_t)np, sizeof *aff);
@@ -454,13 +490,15 @@ score_pools(struct scoring *sc)
 			aff[id] -= 10;
 	}
 
+	room = xcalloc(2 * (size_t)np, sizeof *room);
+	supply_allocatable_every(P, room, room + np);
 	for (id = 0; id < np; id++) {
 		struct score	*s = &sc->scores[id];
 		const struct supply *sup = &P->sup[id];
 
 		p = pool_tree_get(P->tree, id);
-		s->reserved = supply_allocatable_reserved(P, p);
-		s->shared = supply_allocatable_shared(P, p);
+		s->reserved = room[np + id];
+		s->shared = s->burst = room[id];
 		mem_offer(P, p, r, s);
 		if (r->type == CPU_RESERVED)
 			s->reserved -= part;
@@ -493,6 +531,7 @@ score_pools(struct scoring *sc)
 		}
 		s->affinity = sum;
 	}
+	free(room);
 	free(aff);
 }
 
@@ -534,8 +573,8 @@ score_cmp(const struct scoring *sc, const struct pool *x, const struct pool *y,
 		DECIDE("memory types offered", s1->mem_match ? -1 : 1);
 
 	if (sc->spec->qos == QOS_BURSTABLE) {
-		b1 = supply_allocatable_shared(sc->P, x);
-		b2 = supply_allocatable_shared(sc->P, y);
+		b1 = s1->burst;
+		b2 = s2->burst;
 		if (r->limit != UNLIMITED_CPU) {
 			if (b1 - r->limit >= 0 && b2 - r->limit < 0)
 				DECIDE("CPU burstability", -1);
@@ -953,8 +992,12 @@ policy_refresh(struct policy *P, const char *self, int all,
 		pinning_init(&pin);
 		if (fx == NULL)
 			continue;
-		fx->updates = xreallocarray(fx->updates, fx->nupdates + 1,
-		    sizeof *fx->updates);
+		/* Room doubles at 16, 32, ...: only this adds updates. */
+		if (fx->nupdates == 0 || (fx->nupdates >= 16 &&
+		    (fx->nupdates & (fx->nupdates - 1)) == 0))
+			fx->updates = xreallocarray(fx->updates,
+			    fx->nupdates ? 2 * (size_t)fx->nupdates : 16,
+			    sizeof *fx->updates);
 		u = &fx->updates[fx->nupdates++];
 		pinning_init(u);
 		pinning_copy(u, &g->applied);

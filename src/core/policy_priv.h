@@ -28,6 +28,19 @@ enum grant_kind {
 	GRANT_CLAIM_PINNED	/* a container running on held claims' CPUs */
 };
 
+/*
+ * What a pool's memory offers a request of some memory types (a set of
+ * 1 << enum mem_type): fixed for a pool tree, so made once for each
+ * pool and set of types, when scoring first asks.
+ */
+#define MEM_TYPE_SETS	(1u << (MEM_TYPE_HBM + 1))
+struct mem_offer {
+	int	made;		/* filled in (on first use) */
+	int	mems;		/* memory nodes it would offer */
+	int	match;		/* and they hold every wanted type */
+	int	own;		/* the pool's own nodes hold them */
+};
+
 /* What is free in one pool now (anchor §1.2 freeres). */
 struct supply {
 	struct cpuset	 isolated;
@@ -35,7 +48,8 @@ struct supply {
 	int		 granted_shared;	/* milli, this pool's own */
 	int		 granted_reserved;	/* milli, this pool's own */
 	int		 zero_req;		/* grants with no CPU request */
-	unsigned long	 gen;			/* bumped when a free set changes */
+	unsigned long	 gen;			/* a new supply_stamp when a
+						 * free set changes */
 };
 
 /* A container's CPU request as §2.2 decides it. */
@@ -113,6 +127,8 @@ struct policy {
 	struct config		*cfg;
 	struct pool_tree	*tree;
 	struct supply		*sup;		/* by pool id */
+	struct mem_offer	*offers;	/* by pool id, MEM_TYPE_SETS each */
+	unsigned long		 gen_clock;	/* the last supply gen given */
 	struct cpuset		 allowed;
 	struct cpuset		 reserved;
 	struct strmap		*ctrs;		/* id -> struct grant */
@@ -181,6 +197,9 @@ void	supply_release(struct policy *, struct grant *);
 void	supply_shared_cpus(const struct policy *, const struct pool *,
 	    struct cpuset *);
 unsigned long supply_path_gen(const struct policy *, const struct pool *);
+void	supply_stamp(struct policy *, int);
+void	supply_allocatable_every(const struct policy *, int *shared,
+	    int *reserved);
 
 /* request.c */
 int	request_from_spec(const struct policy *, const struct cspec *,

@@ -33,6 +33,8 @@
  * cleaned, as the saved state holds them: two that differ only in bytes
  * that are not UTF-8 are one key there, and take one place under the caps.
  */
+#define KV_SCAN_MAX	16
+
 static void
 kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
     int (*keep)(const char *), int max, size_t maxbytes, int *dropped)
@@ -41,20 +43,28 @@ kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
 	size_t		 bytes = 0, len;
 	void		*at;
 	char		*key;
-	int		 i, k = 0;
+	int		 i, j, k = 0;
 
 	*out = NULL;
 	*nout = 0;
 	if (n <= 0)
 		return;
 	*out = xcalloc((size_t)(n < max ? n : max) + 1, sizeof **out);
-	if (n > 1)
+	/* A few entries are compared in place; a map costs more there. */
+	if (n > KV_SCAN_MAX)
 		seen = strmap_new();
 	for (i = 0; i < n; i++) {
 		if (in[i].key == NULL || !keep(in[i].key))
 			continue;
 		key = utf8_clean(in[i].key);
-		if (seen != NULL && (at = strmap_get(seen, key)) != NULL) {
+		at = NULL;
+		if (seen != NULL)
+			at = strmap_get(seen, key);
+		else
+			for (j = 0; j < k && at == NULL; j++)
+				if (strcmp((*out)[j].key, key) == 0)
+					at = (void *)(intptr_t)(j + 1);
+		if (at != NULL) {
 			free(key);
 			free((*out)[(intptr_t)at - 1].value);
 			(*out)[(intptr_t)at - 1].value = utf8_clean(in[i].value ?
@@ -459,25 +469,35 @@ cspec_check(const struct container_spec *s, char **cause)
 static const char *
 annotation_scoped(const struct cspec *c, const char *key, int *scope)
 {
-	char		*k;
-	const char	*found = NULL;
-	int		 s;
+	const char	*found = NULL, *k;
+	size_t		 klen = strlen(key), nslen = strlen(ANNOTATION_NS);
+	int		 i, s, best = 3;
 
-	for (s = 0; s < 3 && found == NULL; s++) {
-		if (s == 0 && c->name == NULL)
+	/* One pass over the annotations, nothing built: this runs for
+	 * every key of every container a Synchronize carries. */
+	for (i = 0; i < c->nann && best > 0; i++) {
+		k = c->ann[i].key;
+		if (strncmp(k, key, klen) != 0 || k[klen] != '.' ||
+		    strncmp(k + klen + 1, ANNOTATION_NS, nslen) != 0)
 			continue;
-		if (s == 0)
-			xasprintf(&k, "%s.%s/container.%s", key, ANNOTATION_NS,
-			    c->name);
-		else if (s == 1)
-			xasprintf(&k, "%s.%s/pod", key, ANNOTATION_NS);
+		k += klen + 1 + nslen;
+		if (*k == '\0')
+			s = 2;
+		else if (strcmp(k, "/pod") == 0)
+			s = 1;
+		else if (c->name != NULL &&
+		    strncmp(k, "/container.", 11) == 0 &&
+		    strcmp(k + 11, c->name) == 0)
+			s = 0;
 		else
-			xasprintf(&k, "%s.%s", key, ANNOTATION_NS);
-		if ((found = policy_kv_get(c->ann, c->nann, k)) != NULL &&
-		    scope != NULL)
-			*scope = s;
-		free(k);
+			continue;
+		if (s < best) {
+			best = s;
+			found = c->ann[i].value;
+		}
 	}
+	if (found != NULL && scope != NULL)
+		*scope = best;
 	return (found);
 }
 

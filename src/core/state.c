@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "policy_priv.h"
+#include "textbuf.h"
 #include "utf8.h"
 #include "view.h"
 #include "xmalloc.h"
@@ -166,134 +167,6 @@ policy_save(const struct policy *P)
  * json_dumps(policy_save(P), JSON_COMPACT) byte for byte, key order and
  * escapes included.
  */
-
-struct textbuf {
-	char	*p;
-	size_t	 len;
-	size_t	 size;
-};
-
-static void
-tb_reserve(struct textbuf *b, size_t n)
-{
-	size_t	size = b->size;
-
-	if (b->len + n <= b->size)
-		return;
-	while (b->len + n > size)
-		size *= 2;
-	b->p = xreallocarray(b->p, size, 1);
-	b->size = size;
-}
-
-static void
-tb_add(struct textbuf *b, const char *s, size_t n)
-{
-	tb_reserve(b, n);
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
-
-#define tb_lit(b, s)	tb_add(b, s, sizeof s - 1)
-
-static void
-tb_int(struct textbuf *b, long long v)
-{
-	tb_reserve(b, 24);
-	b->len += (size_t)snprintf(b->p + b->len, 24, "%lld", v);
-}
-
-/* The inside of a JSON string, escaped as jansson escapes it. */
-static void
-tb_esc(struct textbuf *b, const char *s)
-{
-	const unsigned char	*p = (const unsigned char *)s, *run;
-	size_t			 n;
-
-	for (;;) {
-		for (run = p; *p >= 0x20 && *p < 0x80 && *p != '"' &&
-		    *p != '\\'; p++)
-			;
-		if (p > run)
-			tb_add(b, (const char *)run, (size_t)(p - run));
-		if (*p == '\0')
-			break;
-		if (*p >= 0x80) {
-			if ((n = utf8_seqlen(p)) == 0) {
-				tb_lit(b, "\xef\xbf\xbd");
-				n = 1;
-			} else
-				tb_add(b, (const char *)p, n);
-			p += n;
-			continue;
-		}
-		switch (*p) {
-		case '"':
-			tb_lit(b, "\\\"");
-			break;
-		case '\\':
-			tb_lit(b, "\\\\");
-			break;
-		case '\b':
-			tb_lit(b, "\\b");
-			break;
-		case '\f':
-			tb_lit(b, "\\f");
-			break;
-		case '\n':
-			tb_lit(b, "\\n");
-			break;
-		case '\r':
-			tb_lit(b, "\\r");
-			break;
-		case '\t':
-			tb_lit(b, "\\t");
-			break;
-		default:
-			tb_reserve(b, 7);
-			b->len += (size_t)snprintf(b->p + b->len, 7,
-			    "\\u%04X", *p);
-			break;
-		}
-		p++;
-	}
-}
-
-static void
-tb_str(struct textbuf *b, const char *s)
-{
-	tb_lit(b, "\"");
-	tb_esc(b, s);
-	tb_lit(b, "\"");
-}
-
-/* A cpuset in list form, as a JSON string. */
-static void
-tb_cpuset(struct textbuf *b, const struct cpuset *s)
-{
-	char	*list = cpuset_format(s);
-
-	tb_str(b, list);
-	free(list);
-}
-
-/* Annotations, env or labels: their keys are distinct (kv_copy,
- * parse_kv). */
-static void
-tb_kv(struct textbuf *b, const struct policy_kv *kv, int n)
-{
-	int	i;
-
-	tb_lit(b, "{");
-	for (i = 0; i < n; i++) {
-		if (i > 0)
-			tb_lit(b, ",");
-		tb_str(b, kv[i].key);
-		tb_lit(b, ":");
-		tb_str(b, kv[i].value);
-	}
-	tb_lit(b, "}");
-}
 
 static void
 tb_spec(struct textbuf *b, const struct cspec *c)
@@ -461,24 +334,6 @@ tb_grants(struct textbuf *b, const struct policy *P)
 	}
 	free(v);
 	tb_lit(b, "}");
-}
-
-static void
-tb_init(struct textbuf *b, size_t size)
-{
-	b->size = size > 64 ? size : 64;
-	b->p = xmalloc(b->size);
-	b->len = 0;
-}
-
-static char *
-tb_finish(struct textbuf *b, size_t *len)
-{
-	tb_reserve(b, 1);
-	b->p[b->len] = '\0';
-	if (len != NULL)
-		*len = b->len;
-	return (b->p);
 }
 
 char *

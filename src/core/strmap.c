@@ -176,3 +176,14 @@ strmap_values(const struct strmap *m, size_t *n)
 	*n = k;
 	return (v);
 }
+
+void
+strmap_each(const struct strmap *m,
+    void (*fn)(const char *, void *, void *), void *arg)
+{
+	size_t	i;
+
+	for (i = 0; i < m->size; i++)
+		if (m->slots[i].key != NULL)
+			fn(m->slots[i].key, m->slots[i].value, arg);
+}

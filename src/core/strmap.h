@@ -21,5 +21,9 @@ void		*strmap_del(struct strmap *, const char *);
 size_t		 strmap_count(const struct strmap *);
 /* Every value, in no particular order, into a new array (caller frees). */
 void		**strmap_values(const struct strmap *, size_t *);
+/* fn(key, value, arg) for every entry, in no particular order; fn must
+ * not change the map. */
+void		 strmap_each(const struct strmap *,
+		    void (*)(const char *, void *, void *), void *);
 
 #endif

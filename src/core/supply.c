@@ -7,6 +7,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 
 #include "cpualloc.h"
@@ -114,6 +115,66 @@ supply_allocatable_reserved(const struct policy *P, const struct pool *p)
 	return (reserved);
 }
 
+/* The grants of every pool and of all below it, by id. */
+static void
+sum_below(const struct policy *P, const struct pool *p, int *ts, int *tr,
+    int *tz)
+{
+	const struct supply	*sup = &P->sup[p->id];
+	int			 i, c;
+
+	ts[p->id] = sup->granted_shared;
+	tr[p->id] = sup->granted_reserved;
+	tz[p->id] = sup->zero_req;
+	for (i = 0; i < p->nchildren; i++) {
+		c = p->children[i]->id;
+		sum_below(P, p->children[i], ts, tr, tz);
+		ts[p->id] += ts[c];
+		tr[p->id] += tr[c];
+		tz[p->id] += tz[c];
+	}
+}
+
+/* Down the tree, each pool's own room capped by its ancestors'. */
+static void
+cap_below(const struct policy *P, const struct pool *p, int ms, int mr,
+    const int *ts, const int *tr, const int *tz, int *shared, int *reserved)
+{
+	int	own, i;
+
+	own = 1000 * cpuset_count(&P->sup[p->id].sharable) - ts[p->id];
+	if (own < ms)
+		ms = own;
+	own = 1000 * cpuset_count(&p->reserved) - tr[p->id];
+	if (own < mr)
+		mr = own;
+	shared[p->id] = tz[p->id] > 0 ? ms - 1 : ms;
+	reserved[p->id] = cpuset_empty(&p->reserved) ? -1 : mr;
+	for (i = 0; i < p->nchildren; i++)
+		cap_below(P, p->children[i], ms, mr, ts, tr, tz, shared,
+		    reserved);
+}
+
+/*
+ * supply_allocatable_shared and supply_allocatable_reserved of every
+ * pool, by id, in two walks of the tree instead of one per pool and
+ * ancestor: scoring asks them of every pool for every container.
+ */
+void
+supply_allocatable_every(const struct policy *P, int *shared, int *reserved)
+{
+	const struct pool	*root = pool_tree_root(P->tree);
+	size_t			 np = (size_t)pool_tree_count(P->tree);
+	int			*ts, *tr, *tz;
+
+	ts = xcalloc(3 * np, sizeof *ts);
+	tr = ts + np;
+	tz = tr + np;
+	sum_below(P, root, ts, tr, tz);
+	cap_below(P, root, INT_MAX, INT_MAX, ts, tr, tz, shared, reserved);
+	free(ts);
+}
+
 /*
  * The sharable CPUs that can become exclusive without squeezing any pool's
  * shared grants: from the pool if it is a leaf, else from every pool below
@@ -172,7 +233,7 @@ account_one(struct policy *P, const struct pool *p, const struct cpuset *cpus,
 		    !cpuset_intersects(&s->sharable, cpus))
 			return;
 		undo_supply(P, p->id);
-		s->gen++;
+		supply_stamp(P, p->id);
 		cpuset_andnot(&s->isolated, cpus);
 		cpuset_andnot(&s->sharable, cpus);
 		return;
@@ -181,14 +242,14 @@ account_one(struct policy *P, const struct pool *p, const struct cpuset *cpus,
 	cpuset_and(part, &p->isolated);
 	if (!cpuset_subset(part, &s->isolated)) {
 		undo_supply(P, p->id);
-		s->gen++;
+		supply_stamp(P, p->id);
 		cpuset_or(&s->isolated, part);
 	}
 	cpuset_copy(part, cpus);
 	cpuset_and(part, &p->sharable);
 	if (!cpuset_subset(part, &s->sharable)) {
 		undo_supply(P, p->id);
-		s->gen++;
+		supply_stamp(P, p->id);
 		cpuset_or(&s->sharable, part);
 	}
 }
@@ -215,7 +276,7 @@ account(struct policy *P, const struct pool *p, const struct cpuset *cpus,
 	if (cpuset_empty(cpus))
 		return;
 	undo_supply(P, p->id);
-	P->sup[p->id].gen++;
+	supply_stamp(P, p->id);
 	account_below(P, p, cpus, take, &part);
 	for (a = p->parent; a != NULL; a = a->parent)
 		account_one(P, a, cpus, take, &part);
@@ -436,18 +497,32 @@ supply_shared_cpus(const struct policy *P, const struct pool *p,
 	cpuset_copy(out, &pool_tree_root(P->tree)->reserved);
 }
 
+/* Pool id's free sets changed: it gets a stamp no pool had before. */
+void
+supply_stamp(struct policy *P, int id)
+{
+	P->sup[id].gen = ++P->gen_clock;
+}
+
 /*
- * A number that grows whenever the free sets of a pool or of one of its
- * ancestors change: a shared container's pinning depends on nothing else,
- * so while it stays the same the pinning need not be recomputed. Each
- * counter only grows, so their sum changes whenever any one does.
+ * A number that changes whenever the set supply_shared_cpus gives p may
+ * have: the newest stamp among p and the ancestors it falls back through
+ * (those with nothing sharable, and the first with something). A claim
+ * in one node changes its ancestors' sets but not its siblings', so the
+ * containers of the siblings are not looked at again. Stamps come from
+ * one clock and only grow, so any change on that path gives a value this
+ * pool never had.
  */
 unsigned long
 supply_path_gen(const struct policy *P, const struct pool *p)
 {
-	unsigned long	sum = 0;
+	unsigned long	newest = 0;
 
-	for (; p != NULL; p = p->parent)
-		sum += P->sup[p->id].gen;
-	return (sum);
+	for (; p != NULL; p = p->parent) {
+		if (P->sup[p->id].gen > newest)
+			newest = P->sup[p->id].gen;
+		if (!cpuset_empty(&P->sup[p->id].sharable))
+			break;
+	}
+	return (newest);
 }

@@ -247,7 +247,6 @@ revert(struct policy *P, struct undo_entry *e)
 {
 	struct strmap	*m;
 	struct grant	*cur, *g;
-	unsigned long	 gen;
 
 	switch (e->kind) {
 	case UNDO_GRANT:
@@ -264,14 +263,13 @@ revert(struct policy *P, struct undo_entry *e)
 			grant_free(cur);
 		break;
 	case UNDO_SUPPLY:
-		/* The counter only grows: what depended on it is redone. */
-		gen = P->sup[e->pool].gen + 1;
+		/* A new stamp: what depended on it is redone. */
 		cpuset_move(&P->sup[e->pool].isolated, &e->sup.isolated);
 		cpuset_move(&P->sup[e->pool].sharable, &e->sup.sharable);
 		P->sup[e->pool].granted_shared = e->sup.granted_shared;
 		P->sup[e->pool].granted_reserved = e->sup.granted_reserved;
 		P->sup[e->pool].zero_req = e->sup.zero_req;
-		P->sup[e->pool].gen = gen;
+		supply_stamp(P, e->pool);
 		break;
 	case UNDO_APPLIED:
 		if ((g = strmap_get(P->ctrs, e->key)) == NULL)

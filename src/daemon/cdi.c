@@ -235,17 +235,19 @@ cdi_remove(const char *dir, const char *driver, const char *uid,
     char **cause)
 {
 	char	*path, *tmp;
-	int	 rc, removed = 0;
+	int	 rc;
 
 	if ((rc = cdi_check_driver(driver, cause)) != 0 ||
 	    (rc = cdi_check_uid(uid, cause)) != 0)
 		return (rc);
 	path = cdi_path(dir, driver, uid);
 	xasprintf(&tmp, "%s%s", path, CDI_TMP_SUFFIX);
-	/* A dir that is not a folder holds no spec either. */
-	if (unlink(path) == 0)
-		removed = 1;
-	else if (errno != ENOENT && errno != ENOTDIR) {
+	/*
+	 * A dir that is not a folder holds no spec either. The removal is
+	 * not synced: a spec back after a crash names a claim the journal
+	 * no longer holds, and goes at the next start (dra.c tidy_specs).
+	 */
+	if (unlink(path) == -1 && errno != ENOENT && errno != ENOTDIR) {
 		rc = atomicfile_syserr(cause, "unlink", path);
 		goto out;
 	}
@@ -253,9 +255,6 @@ cdi_remove(const char *dir, const char *driver, const char *uid,
 		rc = atomicfile_syserr(cause, "unlink", tmp);
 		goto out;
 	}
-	/* A spec back after a crash would name CPUs no longer held. */
-	if (removed)
-		rc = atomicfile_sync_dir(dir, cause);
 out:
 	free(tmp);
 	free(path);

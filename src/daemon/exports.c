@@ -4,7 +4,7 @@
  * A queue holds the containers whose files may have changed this turn;
  * the flush renders each one's text and writes it only when a digest of
  * what the file holds says it changed (after a start, a file is read back
- * once to learn it). A shared container says exactly what its pool's file
+ * once to learn it, if containers/ held it then). A shared container says exactly what its pool's file
  * says, so its folder is a link to pools/<pool>: when a claim
  * or an exclusive container moves a pool's shared CPUs, the pool's one
  * file is rewritten and the links stay. Failures are logged and counted,
@@ -12,6 +12,7 @@
  */
 #include "autoconf.h"
 
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,25 +28,56 @@
 
 #define MAX_VARS	8
 
+/* What the queue holds for an id. */
+#define QUEUED_WRITE	((void *)1)
+#define QUEUED_REMOVE	((void *)2)
+
 struct exports {
 	char		*dir;
-	struct strmap	*queue;		/* id -> "+id" or "-id" */
+	struct strmap	*queue;		/* id -> QUEUED_WRITE, QUEUED_REMOVE */
 	struct strmap	*digests;	/* id -> uint64_t: what its file holds */
 	struct strmap	*pools;		/* pool file name -> uint64_t */
-	struct strmap	*fresh;		/* pool files settled this flush */
+	struct strmap	*fresh;		/* pool name -> struct settled */
+	/* What containers/ held at the first flush: a container not in it
+	 * and without a digest has no file to read back (a Synchronize of
+	 * a thousand new ones would look a thousand times). */
+	struct strmap	*found;
 };
 
+/* A pool's file settled in this flush, for each of its containers. */
+struct settled {
+	char		*file;		/* its folder's name under pools/ */
+	uint64_t	 link;		/* the digest of a link to it */
+	int		 rc;		/* 0 when its file is current */
+};
+
+#define FNV_OFFSET	14695981039346656037ULL
+
 static uint64_t
-digest(const char *s, size_t len)
+digest_more(uint64_t h, const char *s, size_t len)
 {
-	uint64_t	h = 14695981039346656037ULL;
-	size_t		i;
+	size_t	i;
 
 	for (i = 0; i < len; i++) {
 		h ^= (unsigned char)s[i];
 		h *= 1099511628211ULL;
 	}
 	return (h);
+}
+
+static uint64_t
+digest(const char *s, size_t len)
+{
+	return (digest_more(FNV_OFFSET, s, len));
+}
+
+static void
+settled_free(void *v)
+{
+	struct settled	*st = v;
+
+	free(st->file);
+	free(st);
 }
 
 struct exports *
@@ -66,10 +98,11 @@ exports_free(struct exports *ex)
 {
 	if (ex == NULL)
 		return;
-	strmap_free_all(ex->queue, free);
+	strmap_free(ex->queue);
 	strmap_free_all(ex->digests, free);
 	strmap_free_all(ex->pools, free);
-	strmap_free(ex->fresh);
+	strmap_free_all(ex->fresh, settled_free);
+	strmap_free(ex->found);
 	free(ex->dir);
 	free(ex);
 }
@@ -84,6 +117,29 @@ set_digest(struct strmap *m, const char *key, uint64_t h)
 		strmap_put(m, key, d);
 	}
 	*d = h;
+}
+
+/* Lists containers/ once; a folder that cannot be read holds nothing we
+ * can read back either. */
+static int
+was_there(struct exports *ex, const char *id)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		*path;
+
+	if (ex->found == NULL) {
+		ex->found = strmap_new();
+		xasprintf(&path, "%s/containers", ex->dir);
+		if ((d = opendir(path)) != NULL) {
+			while ((de = readdir(d)) != NULL)
+				if (de->d_name[0] != '.')
+					strmap_put(ex->found, de->d_name, ex);
+			closedir(d);
+		}
+		free(path);
+	}
+	return (strmap_get(ex->found, id) != NULL);
 }
 
 static void
@@ -124,6 +180,8 @@ holds(struct exports *ex, struct strmap *m, const char *sub,
 
 	if ((d = strmap_get(m, name)) != NULL)
 		return (*d == h);
+	if (m == ex->digests && !was_there(ex, name))
+		return (0);
 	xasprintf(&path, "%s/%s/%s/%s", ex->dir, sub, name, RESFILE_NAME);
 	if (readfile(path, NULL, 64 * 1024, &old, &oldlen, &cause) == 0 &&
 	    oldlen == len && memcmp(old, text, len) == 0)
@@ -165,25 +223,30 @@ put_text(struct exports *ex, struct strmap *m, const char *sub,
 }
 
 /*
- * The pool's own file, written when its text changed; 0 when current.
- * Its text is made once a flush, however many of its containers moved.
+ * The pool's own file, written when its text changed. Its text is made
+ * once a flush, however many of its containers moved, and so is a
+ * failure to write it.
  */
-static int
-export_pool(struct exports *ex, const struct policy *P, const struct pool *p,
-    const char *name)
+static const struct settled *
+export_pool(struct exports *ex, const struct policy *P, const struct pool *p)
 {
+	struct settled		*st;
 	struct policy_kv	*kv;
-	int			 n, rc;
+	int			 n;
 
-	if (strmap_get(ex->fresh, name) != NULL)
-		return (0);
-	if ((rc = policy_export_pool(P, p, &kv, &n)) != 0)
-		return (rc);
-	if ((rc = put_text(ex, ex->pools, "pools", name, p->name, kv, n,
-	    resfile_put_pool)) == 0)
-		strmap_put(ex->fresh, name, ex);
-	policy_export_free(kv, n);
-	return (rc);
+	if ((st = strmap_get(ex->fresh, p->name)) != NULL)
+		return (st);
+	st = xcalloc(1, sizeof *st);
+	st->file = resfile_pool_name(p->name);
+	/* What a link holds, for the digest: its pool's name, marked. */
+	st->link = digest_more(digest("->", 2), st->file, strlen(st->file));
+	if ((st->rc = policy_export_pool(P, p, &kv, &n)) == 0) {
+		st->rc = put_text(ex, ex->pools, "pools", st->file, p->name,
+		    kv, n, resfile_put_pool);
+		policy_export_free(kv, n);
+	}
+	strmap_put(ex->fresh, p->name, st);
+	return (st);
 }
 
 /* A shared container: the link to its pool's folder, and its file. */
@@ -191,29 +254,24 @@ static void
 export_linked(struct exports *ex, const struct policy *P, const char *id,
     const struct pool *p)
 {
-	char		*name, *mark, *cause = NULL;
-	uint64_t	 h;
-	uint64_t	*d;
+	const struct settled	*st;
+	uint64_t		*d;
+	char			*cause = NULL;
 
-	name = resfile_pool_name(p->name);
-	if (export_pool(ex, P, p, name) != 0)
-		goto out;
-	/* What a link holds, for the digest: its pool's name, marked. */
-	xasprintf(&mark, "->%s", name);
-	h = digest(mark, strlen(mark));
-	free(mark);
-	if ((d = strmap_get(ex->digests, id)) == NULL &&
-	    resfile_linked(ex->dir, id, name))
-		set_digest(ex->digests, id, h);
-	if ((d = strmap_get(ex->digests, id)) != NULL && *d == h)
-		goto out;
-	if (resfile_link(ex->dir, id, name, &cause) != 0) {
-		failed(ex->digests, id, cause);
-		goto out;
+	if ((st = export_pool(ex, P, p))->rc != 0)
+		return;
+	if ((d = strmap_get(ex->digests, id)) != NULL && *d == st->link)
+		return;
+	if (d == NULL && was_there(ex, id) &&
+	    resfile_linked(ex->dir, id, st->file)) {
+		set_digest(ex->digests, id, st->link);
+		return;
 	}
-	set_digest(ex->digests, id, h);
-out:
-	free(name);
+	if (resfile_link(ex->dir, id, st->file, &cause) != 0) {
+		failed(ex->digests, id, cause);
+		return;
+	}
+	set_digest(ex->digests, id, st->link);
 }
 
 static void
@@ -240,6 +298,8 @@ export_remove(struct exports *ex, const char *id)
 	char	*cause = NULL;
 
 	free(strmap_del(ex->digests, id));
+	if (ex->found != NULL)
+		(void)strmap_del(ex->found, id);
 	if (resfile_remove(ex->dir, id, &cause) != 0) {
 		log_warnx("%s", cause);
 		metrics_inc("errors", "kind", "export");
@@ -250,36 +310,39 @@ export_remove(struct exports *ex, const char *id)
 int
 exports_later(struct exports *ex, const char *id, int remove)
 {
-	char	*v;
-	int	 first = strmap_count(ex->queue) == 0;
+	int	first = strmap_count(ex->queue) == 0;
 
-	xasprintf(&v, "%c%s", remove ? '-' : '+', id);
-	free(strmap_get(ex->queue, id));
-	strmap_put(ex->queue, id, v);
+	strmap_put(ex->queue, id, remove ? QUEUED_REMOVE : QUEUED_WRITE);
 	return (first);
+}
+
+struct flush {
+	struct exports		*ex;
+	const struct policy	*P;
+};
+
+static void
+flush_one(const char *id, void *what, void *arg)
+{
+	struct flush	*f = arg;
+
+	if (what == QUEUED_REMOVE)
+		export_remove(f->ex, id);
+	else
+		export_one(f->ex, f->P, id);
 }
 
 void
 exports_flush(struct exports *ex, const struct policy *P)
 {
+	struct flush	 f = { ex, P };
 	struct strmap	*m = ex->queue;
-	char		**ids;
-	size_t		  i, n;
 
 	if (strmap_count(m) == 0)
 		return;
 	ex->queue = strmap_new();
-	/* strmap gives values only, so each value is its id, marked. */
-	ids = (char **)strmap_values(m, &n);
-	for (i = 0; i < n; i++) {
-		if (ids[i][0] == '-')
-			export_remove(ex, ids[i] + 1);
-		else
-			export_one(ex, P, ids[i] + 1);
-		free(ids[i]);
-	}
-	free(ids);
+	strmap_each(m, flush_one, &f);
 	strmap_free(m);
-	strmap_free(ex->fresh);
+	strmap_free_all(ex->fresh, settled_free);
 	ex->fresh = strmap_new();
 }

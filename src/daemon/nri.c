@@ -40,6 +40,7 @@
 #include "mux.h"
 #include "nri.h"
 #include "nri_msg.h"
+#include "nriupd.h"
 #include "pbcheck.h"
 #include "server.h"
 #include "strmap.h"
@@ -142,11 +143,17 @@ struct conn {
 	size_t			 sync_ctrs;
 };
 
-/* Pinnings keyed by container id, later ones replacing earlier ones. */
+/*
+ * The containers whose pinnings go to the runtime, in the order they came.
+ * Only ids: what is sent is each one's pinning in the policy when it is
+ * sent, the latest one (a moved shared container is not copied three
+ * times on its way out).
+ */
 struct acc {
-	struct pinning	*v;	/* an entry with a NULL id was dropped */
-	int		 n;
-	struct strmap	*idx;	/* id -> index + 1 */
+	char		**ids;	/* NULL where one was dropped */
+	int		  n;
+	int		  cap;	/* room in ids */
+	struct strmap	 *idx;	/* id -> index + 1 */
 };
 
 /* A container the runtime told us of, for RemovePodSandbox. */
@@ -199,28 +206,6 @@ elapsed(const struct timespec *t0)
 	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e9);
 }
 
-/* Pinnings: our own copies (the policy's helpers are private to it). */
-static void
-pin_copy(struct pinning *dst, const struct pinning *src)
-{
-	free(dst->id);
-	dst->id = src->id != NULL ? xstrdup(src->id) : NULL;
-	dst->pin_cpus = src->pin_cpus;
-	dst->pin_mems = src->pin_mems;
-	dst->shares = src->shares;
-	cpuset_copy(&dst->cpus, &src->cpus);
-	cpuset_copy(&dst->mems, &src->mems);
-}
-
-static void
-pin_clear(struct pinning *p)
-{
-	free(p->id);
-	p->id = NULL;
-	cpuset_clear(&p->cpus);
-	cpuset_clear(&p->mems);
-}
-
 static void
 acc_init(struct acc *a)
 {
@@ -234,8 +219,8 @@ acc_clear(struct acc *a)
 	int	i;
 
 	for (i = 0; i < a->n; i++)
-		pin_clear(&a->v[i]);
-	free(a->v);
+		free(a->ids[i]);
+	free(a->ids);
 	strmap_free(a->idx);
 	memset(a, 0, sizeof *a);
 }
@@ -254,27 +239,25 @@ acc_has(const struct acc *a, const char *id)
 }
 
 static void
+acc_add(struct acc *a, const char *id)
+{
+	if (id == NULL || strmap_get(a->idx, id) != NULL)
+		return;
+	if (a->n == a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 16;
+		a->ids = xreallocarray(a->ids, (size_t)a->cap, sizeof *a->ids);
+	}
+	a->ids[a->n++] = xstrdup(id);
+	strmap_put(a->idx, id, (void *)(intptr_t)a->n);
+}
+
+static void
 acc_merge(struct acc *a, const struct pinning *p, int np)
 {
-	struct pinning	*e;
-	intptr_t	 i;
-	int		 k;
+	int	k;
 
-	for (k = 0; k < np; k++) {
-		if (p[k].id == NULL)
-			continue;
-		if ((i = (intptr_t)strmap_get(a->idx, p[k].id)) != 0) {
-			pin_copy(&a->v[i - 1], &p[k]);
-			continue;
-		}
-		a->v = xreallocarray(a->v, (size_t)a->n + 1, sizeof *a->v);
-		e = &a->v[a->n++];
-		memset(e, 0, sizeof *e);
-		cpuset_init(&e->cpus);
-		cpuset_init(&e->mems);
-		pin_copy(e, &p[k]);
-		strmap_put(a->idx, e->id, (void *)(intptr_t)a->n);
-	}
+	for (k = 0; k < np; k++)
+		acc_add(a, p[k].id);
 }
 
 /* A container that is gone needs no update. */
@@ -283,8 +266,10 @@ acc_drop(struct acc *a, const char *id)
 {
 	intptr_t	i;
 
-	if ((i = (intptr_t)strmap_del(a->idx, id)) != 0)
-		pin_clear(&a->v[i - 1]);
+	if ((i = (intptr_t)strmap_del(a->idx, id)) != 0) {
+		free(a->ids[i - 1]);
+		a->ids[i - 1] = NULL;
+	}
 }
 
 static size_t
@@ -293,41 +278,37 @@ acc_count(const struct acc *a)
 	return (strmap_count(a->idx));
 }
 
+/* Their pinnings as the policy holds them now; one it no longer holds
+ * is left out. */
 static void
-acc_updates(const struct acc *a, struct nri_updates *us)
+acc_updates(const struct acc *a, const struct policy *P,
+    struct nri_updates *us)
 {
-	int	i;
+	const struct pinning	*p;
+	int			 i;
 
 	for (i = 0; i < a->n; i++)
-		if (a->v[i].id != NULL)
-			nri_updates_add(us, &a->v[i]);
-}
-
-static const struct pinning *
-acc_get(const struct acc *a, const char *id)
-{
-	intptr_t	i;
-
-	i = (intptr_t)strmap_get(a->idx, id);
-	return (i != 0 ? &a->v[i - 1] : NULL);
+		if (a->ids[i] != NULL &&
+		    (p = policy_pinning(P, a->ids[i])) != NULL)
+			nri_updates_add(us, p);
 }
 
 /*
- * How many of the first updates fit in budget bytes of a message. On
- * machines with thousands of CPUs a cpuset is kilobytes long, and a
- * message over 4 MiB would be refused whole.
+ * How many of the first updates, of the sizes given, fit in budget bytes
+ * of a message; their bytes in *used. On machines with thousands of CPUs
+ * a cpuset is kilobytes long, and a message over 4 MiB would be refused
+ * whole.
  */
 static size_t
-updates_fit(NRI(ContainerUpdate) **v, size_t n, size_t budget)
+updates_fit(const size_t *sizes, size_t n, size_t budget, size_t *used)
 {
-	size_t	i, used = 0, sz;
+	size_t	i;
 
+	*used = 0;
 	for (i = 0; i < n; i++) {
-		/* Field tag and length prefix: 6 bytes at most. */
-		sz = protobuf_c_message_get_packed_size(&v[i]->base) + 6;
-		if (used + sz > budget)
+		if (*used + sizes[i] > budget)
 			break;
-		used += sz;
+		*used += sizes[i];
 	}
 	return (i);
 }
@@ -602,9 +583,13 @@ pending_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	metrics_inc("errors", "kind", "nri_timeout");
 }
 
-/* Sends a request of ours on connection 2 and remembers it. */
+/*
+ * Sends a request of ours on connection 2 and remembers it: msg, or when
+ * msg is NULL the payload already packed.
+ */
 static void
-send_request(struct conn *c, const char *method, const ProtobufCMessage *msg,
+send_request_of(struct conn *c, const char *method,
+    const ProtobufCMessage *msg, const uint8_t *payload, size_t plen,
     long long timeout_ms, enum pending_kind kind, int nupdates)
 {
 	struct pending	*p;
@@ -625,8 +610,12 @@ send_request(struct conn *c, const char *method, const ProtobufCMessage *msg,
 		conn_fail(c, "nri_protocol", "stream ids used up");
 		return;
 	}
-	rc = ttrpc_request_pack(id, NRI_SERVICE_RUNTIME, method, msg,
-	    timeout_ms * 1000000LL, &f, &len);
+	if (msg != NULL)
+		rc = ttrpc_request_pack(id, NRI_SERVICE_RUNTIME, method, msg,
+		    timeout_ms * 1000000LL, &f, &len);
+	else
+		rc = ttrpc_request_pack_bytes(id, NRI_SERVICE_RUNTIME, method,
+		    payload, plen, timeout_ms * 1000000LL, &f, &len);
 	if (rc != 0) {
 		conn_fail(c, "nri_protocol", "cannot build %s: %s", method,
 		    strerror(-rc));
@@ -654,6 +643,13 @@ send_request(struct conn *c, const char *method, const ProtobufCMessage *msg,
 }
 
 static void
+send_request(struct conn *c, const char *method, const ProtobufCMessage *msg,
+    long long timeout_ms, enum pending_kind kind, int nupdates)
+{
+	send_request_of(c, method, msg, NULL, 0, timeout_ms, kind, nupdates);
+}
+
+static void
 send_register(struct conn *c)
 {
 	NRI(RegisterPluginRequest)	req =
@@ -674,9 +670,8 @@ flush_cb(evutil_socket_t fd, short what, void *arg)
 	struct nri			*n = arg;
 	struct conn			*c = n->c;
 	struct nri_updates		 us;
-	NRI(UpdateContainersRequest)	 req =
-	    NRI__PKG__API__V1ALPHA1__UPDATE_CONTAINERS_REQUEST__INIT;
-	size_t				 off, k;
+	size_t				*sizes, off, k, i, used;
+	uint8_t				*payload, *p;
 
 	if (c == NULL || c->dead) {
 		acc_reset(&n->queue);
@@ -685,20 +680,31 @@ flush_cb(evutil_socket_t fd, short what, void *arg)
 	if (!c->registered || !c->synchronized || acc_count(&n->queue) == 0)
 		return;
 	nri_updates_init(&us);
-	acc_updates(&n->queue, &us);
+	acc_updates(&n->queue, n->srv->policy, &us);
 	acc_reset(&n->queue);
+	/* Each update is sized once, and packed once (nriupd.c). */
+	sizes = xreallocarray(NULL, us.n + 1, sizeof *sizes);
+	for (i = 0; i < us.n; i++)
+		sizes[i] = nriupd_size(us.v[i]);
 	for (off = 0; off < us.n && !c->dead; off += k) {
 		k = us.n - off;
 		if (k > NRI_UPDATES_PER_REQUEST)
 			k = NRI_UPDATES_PER_REQUEST;
-		if ((k = updates_fit(us.v + off, k, NRI_PUSH_BYTES)) == 0)
+		if ((k = updates_fit(sizes + off, k, NRI_PUSH_BYTES,
+		    &used)) == 0) {
 			k = 1;
-		req.n_update = k;
-		req.update = us.v + off;
+			used = sizes[off];
+		}
+		payload = p = xmalloc(used + 1);
+		for (i = off; i < off + k; i++)
+			p = nriupd_put(us.v[i], 1, p);
 		log_debug("NRI: pushing updates of %zu containers", k);
-		send_request(c, "UpdateContainers", &req.base,
-		    c->request_timeout_ms, PENDING_UPDATE, (int)k);
+		send_request_of(c, "UpdateContainers", NULL, payload,
+		    (size_t)(p - payload), c->request_timeout_ms,
+		    PENDING_UPDATE, (int)k);
+		free(payload);
 	}
+	free(sizes);
 	nri_updates_clear(&us);
 }
 
@@ -854,14 +860,16 @@ release_pod(struct nri *n, const char *pod, struct acc *a)
 }
 
 /* For replies that cannot carry updates: they are pushed after. */
+static void queue_id(struct nri *, const char *);
+
 static void
 push_acc(struct nri *n, const struct acc *a)
 {
 	int	i;
 
 	for (i = 0; i < a->n; i++)
-		if (a->v[i].id != NULL)
-			nri_push_updates(n, &a->v[i], 1);
+		if (a->ids[i] != NULL)
+			queue_id(n, a->ids[i]);
 }
 
 /*
@@ -872,25 +880,44 @@ static void
 reply_updates(struct call *call, ProtobufCMessage *resp, size_t *n_update,
     NRI(ContainerUpdate) ***update, const struct acc *a)
 {
-	struct nri_updates	us;
-	size_t			fixed, i, k = 0;
+	const ProtobufCFieldDescriptor	*fd;
+	struct nri_updates		 us;
+	size_t				*sizes, fixed, i, k = 0, used = 0;
+	uint8_t				*payload, *p, *f;
+	size_t				 len;
 
-	nri_updates_init(&us);
-	acc_updates(a, &us);
-	fixed = protobuf_c_message_get_packed_size(resp);
-	if (fixed < NRI_REPLY_BYTES)
-		k = updates_fit(us.v, us.n, NRI_REPLY_BYTES - fixed);
-	*n_update = k;
-	*update = us.v;
-	reply_ok(call, resp);
 	*n_update = 0;
 	*update = NULL;
+	nri_updates_init(&us);
+	acc_updates(a, call->c->n->srv->policy, &us);
+	sizes = xreallocarray(NULL, us.n + 1, sizeof *sizes);
+	for (i = 0; i < us.n; i++)
+		sizes[i] = nriupd_size(us.v[i]);
+	fixed = protobuf_c_message_get_packed_size(resp);
+	if (fixed < NRI_REPLY_BYTES)
+		k = updates_fit(sizes, us.n, NRI_REPLY_BYTES - fixed, &used);
+	/* The reply without its updates, then theirs (nriupd.h). */
+	fd = protobuf_c_message_descriptor_get_field_by_name(
+	    resp->descriptor, "update");
+	if (fd == NULL || fd->id > 15)
+		k = used = 0;
+	payload = xmalloc(fixed + used + 1);
+	p = payload + protobuf_c_message_pack(resp, payload);
+	for (i = 0; i < k; i++)
+		p = nriupd_put(us.v[i], (int)fd->id, p);
+	if (ttrpc_response_pack_bytes(call->stream, payload,
+	    (size_t)(p - payload), &f, &len) == 0)
+		conn_send(call->c, MUX_PLUGIN_CONN, f, len);
+	else
+		reply_error(call, TTRPC_RESOURCE_EXHAUSTED, "%s: the reply "
+		    "would be over %u bytes", call->method, TTRPC_MAX_DATA);
+	free(payload);
+	free(sizes);
 	if (k < us.n)
 		log_info("NRI: %zu updates do not fit the %s reply; they "
 		    "follow in UpdateContainers", us.n - k, call->method);
 	for (i = k; i < us.n; i++)
-		nri_push_updates(call->c->n,
-		    acc_get(a, us.v[i]->container_id), 1);
+		queue_id(call->c->n, us.v[i]->container_id);
 	nri_updates_clear(&us);
 }
 
@@ -1737,9 +1764,22 @@ nri_synchronized(const struct nri *n)
 	return (nri_connected(n) && n->c->synchronized);
 }
 
+/* Queues one container's pinning (the policy's, when it goes). */
+static void
+queue_id(struct nri *n, const char *id)
+{
+	if (!nri_connected(n))
+		return;
+	acc_add(&n->queue, id);
+	/* Runs after the callback that pushed, and after its reply. */
+	event_active(n->ev_flush, EV_TIMEOUT, 0);
+}
+
 void
 nri_push_updates(struct nri *n, const struct pinning *p, int np)
 {
+	int	k;
+
 	if (n == NULL || np <= 0)
 		return;
 	if (!nri_connected(n)) {
@@ -1747,9 +1787,8 @@ nri_push_updates(struct nri *n, const struct pinning *p, int np)
 		    "Synchronize", np);
 		return;
 	}
-	acc_merge(&n->queue, p, np);
-	/* Runs after the callback that pushed, and after its reply. */
-	event_active(n->ev_flush, EV_TIMEOUT, 0);
+	for (k = 0; k < np; k++)
+		queue_id(n, p[k].id);
 }
 
 json_t *

@@ -23,8 +23,9 @@ int	nri_connected(const struct nri *);
 /* The runtime has sent its whole Synchronize since we last connected. */
 int	nri_synchronized(const struct nri *);
 /*
- * Queues UpdateContainers for these pinnings (copied; a later pinning of
- * the same container replaces an earlier one), sent from the loop after
+ * Queues UpdateContainers for the containers of these pinnings: each is
+ * sent once, with the pinning the policy holds for it when it goes (a
+ * container it no longer holds is left out), from the loop after
  * any reply being built now; never waits for the runtime's answer inside
  * a handler. Dropped while disconnected: the next Synchronize reconciles.
  * Does not call back.

@@ -261,25 +261,40 @@ nri_msg_differs(const NRI(Container) *c, const struct pinning *p)
 	return (0);
 }
 
-/* A set as text, copied from the last one formatted when it is the same. */
+/*
+ * A set as text. Without us the text is the caller's (*own); with us it
+ * is shared: one of the sets recently formatted, or a new one us keeps.
+ */
 static char *
-format_set(const struct cpuset *s, struct cpuset *last, const char **text)
+set_text(const struct cpuset *s, struct nri_updates *us, char **own)
 {
-	char	*out;
+	char	*text;
+	int	 i, slot;
 
-	if (last != NULL && *text != NULL && cpuset_equal(s, last))
-		return (xstrdup(*text));
-	out = cpuset_format(s);
-	if (last != NULL) {
-		cpuset_copy(last, s);
-		*text = out;
-	}
-	return (out);
+	*own = NULL;
+	if (us == NULL)
+		return (*own = cpuset_format(s));
+	for (i = 0; i < us->nrecent; i++)
+		if (cpuset_equal(&us->recent[i], s))
+			return ((char *)us->recent_text[i]);
+	text = cpuset_format(s);
+	/* ntexts doubles its room at each power of two. */
+	if (us->ntexts == 0 || (us->ntexts & (us->ntexts - 1)) == 0)
+		us->texts = xreallocarray(us->texts, us->ntexts ?
+		    2 * us->ntexts : 1, sizeof *us->texts);
+	us->texts[us->ntexts++] = text;
+	slot = us->next;
+	us->next = (us->next + 1) % NRI_RECENT_SETS;
+	if (us->nrecent < NRI_RECENT_SETS)
+		us->nrecent++;
+	cpuset_copy(&us->recent[slot], s);
+	us->recent_text[slot] = text;
+	return (text);
 }
 
 /*
- * The cpu part of LinuxResources that a pinning sets; 0 if nothing. us,
- * when not NULL, remembers the sets' text for the next update.
+ * The cpu part of LinuxResources that a pinning sets; 0 if nothing. With
+ * us the sets' text is shared (set_text) and *cpus, *mems stay NULL.
  */
 static int
 fill_cpu(const struct pinning *p, NRI(LinuxResources) *res,
@@ -299,15 +314,11 @@ fill_cpu(const struct pinning *p, NRI(LinuxResources) *res,
 	*cpus = *mems = NULL;
 	/* An empty cpuset would mean "leave alone": never send one. */
 	if (p->pin_cpus && !cpuset_empty(&p->cpus)) {
-		*cpus = format_set(&p->cpus, us ? &us->last_cpus : NULL,
-		    us ? &us->last_cpus_text : NULL);
-		cpu->cpus = *cpus;
+		cpu->cpus = set_text(&p->cpus, us, cpus);
 		set = 1;
 	}
 	if (p->pin_mems && !cpuset_empty(&p->mems)) {
-		*mems = format_set(&p->mems, us ? &us->last_mems : NULL,
-		    us ? &us->last_mems_text : NULL);
-		cpu->mems = *mems;
+		cpu->mems = set_text(&p->mems, us, mems);
 		set = 1;
 	}
 	if (p->shares > 0) {
@@ -384,8 +395,11 @@ nri_updates_clear(struct nri_updates *us)
 	}
 	free(us->mem);
 	free(us->v);
-	cpuset_clear(&us->last_cpus);
-	cpuset_clear(&us->last_mems);
+	for (i = 0; i < us->ntexts; i++)
+		free(us->texts[i]);
+	free(us->texts);
+	for (i = 0; i < NRI_RECENT_SETS; i++)
+		cpuset_clear(&us->recent[i]);
 	memset(us, 0, sizeof *us);
 }
 

@@ -55,17 +55,21 @@ int		nri_msg_differs(const NRI(Container) *, const struct pinning *);
 
 /* A list of ContainerUpdate messages built from pinnings. */
 struct nri_upd;
+#define NRI_RECENT_SETS	8
 struct nri_updates {
 	size_t			  n;
 	size_t			  cap;
 	NRI(ContainerUpdate)	**v;
 	struct nri_upd		**mem;
-	/* The sets of the last update, as text: moved shared containers
-	 * mostly share them, so each is formatted once. */
-	struct cpuset		  last_cpus;
-	struct cpuset		  last_mems;
-	const char		 *last_cpus_text;
-	const char		 *last_mems_text;
+	/* Every set's text, shared by the updates that send it: moved
+	 * shared containers of a few pools, interleaved by id, mostly send
+	 * the same few sets, so each is formatted once. */
+	char			**texts;
+	size_t			  ntexts;
+	struct cpuset		  recent[NRI_RECENT_SETS];
+	const char		 *recent_text[NRI_RECENT_SETS];
+	int			  nrecent;
+	int			  next;
 };
 
 void		nri_updates_init(struct nri_updates *);

@@ -20,7 +20,11 @@
 /* "J " + 20 digits + " " + 10 digits + " " + 8 hex + "\n". */
 #define JREC_MAX_HEADER	48
 
-static uint32_t	crc_table[256];
+/*
+ * CRC-32C by slicing eight bytes at a time (tables t[0..7]); a reload or a
+ * Synchronize frames a record of the whole state, hundreds of kilobytes.
+ */
+static uint32_t	crc_table[8][256];
 static int	crc_ready;
 
 static void
@@ -33,8 +37,12 @@ crc_init(void)
 		c = (uint32_t)i;
 		for (k = 0; k < 8; k++)
 			c = c & 1 ? (c >> 1) ^ 0x82f63b78U : c >> 1;
-		crc_table[i] = c;
+		crc_table[0][i] = c;
 	}
+	for (i = 0; i < 256; i++)
+		for (k = 1; k < 8; k++)
+			crc_table[k][i] = (crc_table[k - 1][i] >> 8) ^
+			    crc_table[0][crc_table[k - 1][i] & 0xff];
 	crc_ready = 1;
 }
 
@@ -42,12 +50,24 @@ uint32_t
 jrec_crc32c(uint32_t crc, const void *data, size_t len)
 {
 	const unsigned char	*p = data;
+	uint32_t		 lo, hi;
 
 	if (!crc_ready)
 		crc_init();
 	crc = ~crc;
+	for (; len >= 8; len -= 8, p += 8) {
+		/* Byte by byte into words: no alignment or endianness. */
+		lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+		    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+		hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 |
+		    (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+		crc = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^
+		    crc_table[5][(lo >> 16) & 0xff] ^ crc_table[4][lo >> 24] ^
+		    crc_table[3][hi & 0xff] ^ crc_table[2][(hi >> 8) & 0xff] ^
+		    crc_table[1][(hi >> 16) & 0xff] ^ crc_table[0][hi >> 24];
+	}
 	while (len-- > 0)
-		crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+		crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return (~crc);
 }
 

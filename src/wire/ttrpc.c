@@ -336,31 +336,60 @@ ttrpc_request_pack(uint32_t stream, const char *service, const char *method,
     const ProtobufCMessage *payload, int64_t timeout_nano, uint8_t **out,
     size_t *outlen)
 {
-	Ttrpc__Request	req = TTRPC__REQUEST__INIT;
-	int		rc;
+	ProtobufCBinaryData	b;
+	int			rc;
 
-	if ((rc = pack_message(payload, &req.payload)) != 0)
+	if ((rc = pack_message(payload, &b)) != 0)
 		return (rc);
+	rc = ttrpc_request_pack_bytes(stream, service, method, b.data, b.len,
+	    timeout_nano, out, outlen);
+	free(b.data);
+	return (rc);
+}
+
+int
+ttrpc_request_pack_bytes(uint32_t stream, const char *service,
+    const char *method, const uint8_t *payload, size_t len,
+    int64_t timeout_nano, uint8_t **out, size_t *outlen)
+{
+	Ttrpc__Request	req = TTRPC__REQUEST__INIT;
+
+	if (len > TTRPC_MAX_DATA)
+		return (-EMSGSIZE);
 	/* protobuf-c wants mutable pointers; it only reads them. */
+	req.payload.data = (uint8_t *)payload;
+	req.payload.len = len;
 	req.service = (char *)service;
 	req.method = (char *)method;
 	req.timeout_nano = timeout_nano;
-	rc = pack_envelope(stream, TTRPC_REQUEST, &req.base, out, outlen);
-	free(req.payload.data);
-	return (rc);
+	return (pack_envelope(stream, TTRPC_REQUEST, &req.base, out, outlen));
+}
+
+int
+ttrpc_response_pack_bytes(uint32_t stream, const uint8_t *payload,
+    size_t len, uint8_t **out, size_t *outlen)
+{
+	Ttrpc__Response	resp = TTRPC__RESPONSE__INIT;
+
+	if (len > TTRPC_MAX_DATA)
+		return (-EMSGSIZE);
+	resp.payload.data = (uint8_t *)payload;
+	resp.payload.len = len;
+	return (pack_envelope(stream, TTRPC_RESPONSE, &resp.base, out,
+	    outlen));
 }
 
 int
 ttrpc_response_pack(uint32_t stream, const ProtobufCMessage *payload,
     uint8_t **out, size_t *outlen)
 {
-	Ttrpc__Response	resp = TTRPC__RESPONSE__INIT;
-	int		rc;
+	ProtobufCBinaryData	b;
+	int			rc;
 
-	if ((rc = pack_message(payload, &resp.payload)) != 0)
+	if ((rc = pack_message(payload, &b)) != 0)
 		return (rc);
-	rc = pack_envelope(stream, TTRPC_RESPONSE, &resp.base, out, outlen);
-	free(resp.payload.data);
+	rc = ttrpc_response_pack_bytes(stream, b.data, b.len, out, outlen);
+	free(b.data);
 	return (rc);
 }
 

@@ -166,6 +166,13 @@ enum ttrpc_action ttrpc_server_check(struct ttrpc_streams *,
 int	ttrpc_request_pack(uint32_t stream, const char *service,
 	    const char *method, const ProtobufCMessage *payload,
 	    int64_t timeout_nano, uint8_t **out, size_t *outlen);
+/* The same with the payload already packed (len bytes at payload). */
+int	ttrpc_request_pack_bytes(uint32_t stream, const char *service,
+	    const char *method, const uint8_t *payload, size_t len,
+	    int64_t timeout_nano, uint8_t **out, size_t *outlen);
+/* A Response whose payload is already packed (len bytes). */
+int	ttrpc_response_pack_bytes(uint32_t stream, const uint8_t *payload,
+	    size_t len, uint8_t **out, size_t *outlen);
 int	ttrpc_response_pack(uint32_t stream, const ProtobufCMessage *payload,
 	    uint8_t **out, size_t *outlen);
 int	ttrpc_error_pack(uint32_t stream, int code, const char *message,

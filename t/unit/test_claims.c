@@ -381,3 +381,142 @@ Test(claims, ids_are_checked)
 	cr_assert_neq(env_claim(&e, "a\"b", "cpudevnuma001=1"), 0);
 	cr_assert_eq(policy_nclaims(e.P), 0);
 }
+
+/*
+ * A claim stamps the pools whose free sets it changes: its node and the
+ * node's ancestors. A sibling node's containers keep their CPUs, so their
+ * path generation stays and they are not looked at again, unless the
+ * sibling has nothing sharable and runs on an ancestor's set.
+ */
+Test(claims, a_claim_stamps_only_the_pools_it_changes)
+{
+	struct pool	*n[4], *root = pool_tree_root(e.P->tree);
+	unsigned long	 g[4], groot;
+	char		 name[32];
+	int		 i, near = -1, far = -1;
+
+	for (i = 0; i < 4; i++) {
+		snprintf(name, sizeof name, "NUMA node #%d", i);
+		cr_assert_not_null(n[i] = pool_tree_find(e.P->tree, name));
+	}
+	for (i = 0; i < 4; i++)
+		g[i] = supply_path_gen(e.P, n[i]);
+	groot = supply_path_gen(e.P, root);
+	cr_assert_eq(env_claim(&e, "a", "cpudevnuma000=2"), 0);
+	cr_assert_neq(supply_path_gen(e.P, n[0]), g[0]);
+	cr_assert_neq(supply_path_gen(e.P, root), groot);
+	for (i = 1; i < 4; i++)
+		cr_assert_eq(supply_path_gen(e.P, n[i]), g[i],
+		    "node %d was stamped by a claim on node 0", i);
+
+	/* Node 2 wholly claimed: its containers run on its parent's set. */
+	cr_assert_eq(env_claim(&e, "whole", "cpudevnuma002=28"), 0);
+	cr_assert(cpuset_empty(&e.P->sup[n[2]->id].sharable));
+	for (i = 0; i < 4; i++)
+		if (i != 2 && n[i]->parent == n[2]->parent)
+			near = i;
+		else if (i != 2)
+			far = i;
+	cr_assert(near >= 0 && far >= 0, "no sibling and no cousin of node 2");
+	g[2] = supply_path_gen(e.P, n[2]);
+	snprintf(name, sizeof name, "cpudevnuma%03d=1", far);
+	cr_assert_eq(env_claim(&e, "far", name), 0);
+	cr_assert_eq(supply_path_gen(e.P, n[2]), g[2],
+	    "a claim under another parent stamped node 2");
+	snprintf(name, sizeof name, "cpudevnuma%03d=1", near);
+	cr_assert_eq(env_claim(&e, "near", name), 0);
+	cr_assert_neq(supply_path_gen(e.P, n[2]), g[2],
+	    "node 2 falls back to a set that changed, and was not stamped");
+}
+
+/* How many containers hold a pinning other than the one they would get
+ * now: a refresh that skipped one leaves it stale. */
+static int
+stale_pinnings(void)
+{
+	struct grant	**v;
+	struct pinning	  pin;
+	size_t		  i, n;
+	int		  stale = 0;
+
+	pinning_init(&pin);
+	v = (struct grant **)strmap_values(e.P->ctrs, &n);
+	for (i = 0; i < n; i++) {
+		policy_pin(e.P, v[i], &pin);
+		if (!pinning_equal(&pin, &v[i]->applied))
+			stale++;
+	}
+	free(v);
+	pinning_clear(&pin);
+	return (stale);
+}
+
+/* The room of every pool at once is the room of each asked alone. */
+static void
+assert_room(const char *when)
+{
+	int		 np = pool_tree_count(e.P->tree), id, *room;
+	struct pool	*p;
+
+	room = xcalloc(2 * (size_t)np, sizeof *room);
+	supply_allocatable_every(e.P, room, room + np);
+	for (id = 0; id < np; id++) {
+		p = pool_tree_get(e.P->tree, id);
+		cr_assert_eq(room[id], supply_allocatable_shared(e.P, p),
+		    "%s: shared room of %s", when, p->name);
+		cr_assert_eq(room[np + id], supply_allocatable_reserved(e.P, p),
+		    "%s: reserved room of %s", when, p->name);
+	}
+	free(room);
+}
+
+/*
+ * Containers spread over the pools while claims empty whole nodes and
+ * give them back: after each step every container holds the pinning its
+ * pool gives it now, those that fall back to an ancestor's set included,
+ * and every pool's room is what each is asked alone.
+ */
+Test(claims, pinnings_stay_current_as_claims_come_and_go)
+{
+	/* +uid node amount, or -uid; an amount of 0: as much as is free. */
+	static const char	*steps[] = {
+		"+a 2 0", "+b 0 1", "+c 3 1", "+d 1 0", "-b", "+e 0 20",
+		"-a", "+f 2 3", "-d", "-c", "+g 3 0", "-e", "-f", "-g",
+	};
+	char	 id[16], uid[2], res[32];
+	size_t	 i;
+	int	 k, node, amount, rc;
+
+	for (k = 0; k < 24; k++) {
+		snprintf(id, sizeof id, "s%02d", k);
+		/* Mostly BestEffort, which a claim may take a whole node
+		 * from; some Burstable, some of them in kube-system. */
+		cr_assert_eq(env_create(&e, id, k % 4 == 1 ? "BU" : "BE",
+		    k % 4 == 1 ? 200 : -1, -1, k % 8 == 5 ? "kube-system" :
+		    "default", NULL, NULL), 0,
+		    "create %s: %s", id, e.cause ? e.cause : "");
+		cr_assert_eq(stale_pinnings(), 0, "after create %s", id);
+		assert_room(id);
+	}
+	for (i = 0; i < sizeof steps / sizeof *steps; i++) {
+		uid[0] = steps[i][1];
+		uid[1] = '\0';
+		if (steps[i][0] == '+') {
+			cr_assert_eq(sscanf(steps[i] + 3, "%d %d", &node,
+			    &amount), 2);
+			rc = -1;
+			for (k = amount ? amount : 28; k > 0 && rc != 0; k--) {
+				snprintf(res, sizeof res, "cpudevnuma%03d=%d",
+				    node, k);
+				rc = env_claim(&e, uid, res);
+				if (amount != 0)
+					break;
+			}
+			cr_assert_eq(rc, 0, "%s: %s", steps[i],
+			    e.cause ? e.cause : "");
+		} else
+			cr_assert_eq(env_release(&e, uid), 0, "%s", steps[i]);
+		cr_assert_eq(stale_pinnings(), 0, "after %s", steps[i]);
+		assert_room(steps[i]);
+	}
+}

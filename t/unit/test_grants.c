@@ -621,6 +621,41 @@ Test(grants, state_text_duplicate_keys)
 	free(text);
 }
 
+static json_t	*saved_spec(json_t *, const char *);
+
+/* Many entries (past the few compared in place): the same holds. */
+Test(grants, state_text_duplicate_keys_of_many)
+{
+	struct policy_kv	 ann[20];
+	char			 keys[20][48], vals[20][8];
+	json_t			*doc, *a;
+	char			*text;
+	int			 i;
+
+	for (i = 0; i < 20; i++) {
+		/* The last two say again the first and the tenth. */
+		snprintf(keys[i], sizeof keys[i], "k%d.resource-policy.nri.io",
+		    i == 18 ? 0 : i == 19 ? 9 : i);
+		snprintf(vals[i], sizeof vals[i], "v%d", i);
+		ann[i].key = keys[i];
+		ann[i].value = vals[i];
+	}
+	cr_assert_eq(create_full("many", QOS_BESTEFFORT, -1, -1, NULL, NULL,
+	    NULL, ann, 20, NULL, 0, NULL), 0, "%s", e.cause);
+	text = check_text(e.P, 1);
+	doc = json_loads(text, 0, NULL);
+	a = json_object_get(saved_spec(doc, "many"), "annotations");
+	cr_assert_eq(json_object_size(a), 18);
+	cr_assert_str_eq(json_string_value(json_object_get(a,
+	    "k0.resource-policy.nri.io")), "v18");
+	cr_assert_str_eq(json_string_value(json_object_get(a,
+	    "k9.resource-policy.nri.io")), "v19");
+	cr_assert_str_eq(json_string_value(json_object_get(a,
+	    "k17.resource-policy.nri.io")), "v17");
+	json_decref(doc);
+	free(text);
+}
+
 /* The saved container spec of id in the state text. */
 static json_t *
 saved_spec(json_t *doc, const char *id)

@@ -23,6 +23,40 @@ Test(jrec, crc32c_check_value)
 	cr_assert_eq(jrec_crc32c(0, "", 0), 0);
 }
 
+/* Longer inputs, eight bytes at a time and the rest: RFC 3720, B.4. */
+Test(jrec, crc32c_rfc3720_vectors)
+{
+	unsigned char	buf[32], big[1000];
+	uint32_t	whole, c, r;
+	size_t		i, k, cut;
+
+	memset(buf, 0, sizeof buf);
+	cr_assert_eq(jrec_crc32c(0, buf, 32), 0x8a9136aaU);
+	memset(buf, 0xff, sizeof buf);
+	cr_assert_eq(jrec_crc32c(0, buf, 32), 0x62a8ab43U);
+	for (i = 0; i < 32; i++)
+		buf[i] = (unsigned char)i;
+	cr_assert_eq(jrec_crc32c(0, buf, 32), 0x46dd794eU);
+	for (i = 0; i < 32; i++)
+		buf[i] = (unsigned char)(31 - i);
+	cr_assert_eq(jrec_crc32c(0, buf, 32), 0x113fdb5cU);
+	/* Against the bit-by-bit definition, cut anywhere. */
+	for (i = 0; i < sizeof big; i++)
+		big[i] = (unsigned char)(i * 131 + 7);
+	r = ~0U;
+	for (i = 0; i < sizeof big; i++) {
+		r ^= big[i];
+		for (k = 0; k < 8; k++)
+			r = r & 1 ? (r >> 1) ^ 0x82f63b78U : r >> 1;
+	}
+	whole = ~r;
+	for (cut = 0; cut <= 17; cut++) {
+		c = jrec_crc32c(jrec_crc32c(0, big, cut), big + cut,
+		    sizeof big - cut);
+		cr_assert_eq(c, whole, "cut at %zu", cut);
+	}
+}
+
 struct seen {
 	int		 n;
 	uint64_t	 seq[8];

@@ -1,0 +1,187 @@
+/*
+ * test_nri_msg.c: the UpdateContainers message nri_msg.c builds from
+ * pinnings. Moved containers of many pools, interleaved by id, share the
+ * text of their sets; each must still carry its own. And the bytes
+ * nriupd.c writes for updates are the bytes protobuf-c writes.
+ */
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpuset.h"
+#include "nri_msg.h"
+#include "nriupd.h"
+#include "xmalloc.h"
+
+#define NSETS	(3 * NRI_RECENT_SETS)	/* more sets than are remembered */
+#define NCTRS	(5 * NSETS)
+
+/* Set k: CPUs 2k and 2k+1, and the node k % 4 as memory. */
+static void
+pinning_of(int i, struct pinning *p)
+{
+	int	k = (i * 7) % NSETS;	/* interleaved, revisited */
+
+	memset(p, 0, sizeof *p);
+	cpuset_init(&p->cpus);
+	cpuset_init(&p->mems);
+	xasprintf(&p->id, "c%03d", i);
+	p->pin_cpus = p->pin_mems = 1;
+	cr_assert_eq(cpuset_add_range(&p->cpus, 2 * k, 2 * k + 1), 0);
+	cr_assert_eq(cpuset_add(&p->mems, k % 4), 0);
+	p->shares = 2 + i;
+}
+
+static void
+pinning_done(struct pinning *p)
+{
+	free(p->id);
+	cpuset_clear(&p->cpus);
+	cpuset_clear(&p->mems);
+}
+
+Test(nri_msg, each_update_carries_its_own_sets)
+{
+	NRI(UpdateContainersRequest)	 req =
+	    NRI__PKG__API__V1ALPHA1__UPDATE_CONTAINERS_REQUEST__INIT;
+	NRI(UpdateContainersRequest)	*back;
+	struct nri_updates		 us;
+	struct pinning			 p;
+	uint8_t				*buf;
+	size_t				 len, i;
+	char				 want[64];
+	int				 k;
+
+	nri_updates_init(&us);
+	for (i = 0; i < NCTRS; i++) {
+		pinning_of((int)i, &p);
+		nri_updates_add(&us, &p);
+		pinning_done(&p);	/* the updates keep what they need */
+	}
+	cr_assert_eq(us.n, NCTRS);
+	req.n_update = us.n;
+	req.update = us.v;
+	len = protobuf_c_message_get_packed_size(&req.base);
+	buf = xmalloc(len);
+	cr_assert_eq(protobuf_c_message_pack(&req.base, buf), len);
+	nri_updates_clear(&us);
+
+	back = nri__pkg__api__v1alpha1__update_containers_request__unpack(
+	    NULL, len, buf);
+	cr_assert_not_null(back);
+	cr_assert_eq(back->n_update, NCTRS);
+	for (i = 0; i < NCTRS; i++) {
+		NRI(ContainerUpdate)	*u = back->update[i];
+		NRI(LinuxCPU)		*cpu;
+
+		k = ((int)i * 7) % NSETS;
+		snprintf(want, sizeof want, "c%03zu", i);
+		cr_assert_str_eq(u->container_id, want);
+		cr_assert_not_null(u->linux);
+		cr_assert_not_null(u->linux->resources);
+		cpu = u->linux->resources->cpu;
+		cr_assert_not_null(cpu);
+		snprintf(want, sizeof want, "%d-%d", 2 * k, 2 * k + 1);
+		cr_assert_str_eq(cpu->cpus, want, "update %zu", i);
+		snprintf(want, sizeof want, "%d", k % 4);
+		cr_assert_str_eq(cpu->mems, want, "update %zu", i);
+		cr_assert_not_null(cpu->shares);
+		cr_assert_eq(cpu->shares->value, (uint64_t)(2 + i));
+	}
+	nri__pkg__api__v1alpha1__update_containers_request__free_unpacked(back,
+	    NULL);
+	free(buf);
+}
+
+/* An adjustment owns its text: it outlives no shared list. */
+Test(nri_msg, adjustment_owns_its_sets)
+{
+	struct nri_adjust	a;
+	struct pinning		p;
+
+	pinning_of(3, &p);
+	cr_assert_eq(nri_adjust_init(&a, &p), 1);
+	pinning_done(&p);
+	cr_assert_str_eq(a.res.cpu->cpus, "42-43");
+	cr_assert_str_eq(a.res.cpu->mems, "1");
+	nri_adjust_clear(&a);
+}
+
+/* The request as protobuf-c packs it, and as nriupd.c does: the same. */
+static void
+assert_same_bytes(NRI(ContainerUpdate) **v, size_t n)
+{
+	NRI(UpdateContainersRequest)	 req =
+	    NRI__PKG__API__V1ALPHA1__UPDATE_CONTAINERS_REQUEST__INIT;
+	uint8_t				*want, *got, *p;
+	size_t				 wlen, glen = 0, i;
+
+	req.n_update = n;
+	req.update = v;
+	wlen = protobuf_c_message_get_packed_size(&req.base);
+	want = xmalloc(wlen + 1);
+	cr_assert_eq(protobuf_c_message_pack(&req.base, want), wlen);
+	for (i = 0; i < n; i++)
+		glen += nriupd_size(v[i]);
+	cr_assert_eq(glen, wlen, "sized %zu bytes, protobuf-c packs %zu",
+	    glen, wlen);
+	got = xmalloc(glen + 1);
+	p = got;
+	for (i = 0; i < n; i++)
+		p = nriupd_put(v[i], 1, p);
+	cr_assert_eq((size_t)(p - got), glen);
+	cr_assert_eq(memcmp(got, want, wlen), 0, "the bytes differ");
+	free(got);
+	free(want);
+}
+
+Test(nri_msg, hand_packed_updates_are_protobuf_c_bytes)
+{
+	NRI(OptionalInt64)	 quota =
+	    NRI__PKG__API__V1ALPHA1__OPTIONAL_INT64__INIT;
+	NRI(OptionalUInt64)	 zero =
+	    NRI__PKG__API__V1ALPHA1__OPTIONAL_UINT64__INIT;
+	NRI(ContainerUpdate)	 bare =
+	    NRI__PKG__API__V1ALPHA1__CONTAINER_UPDATE__INIT;
+	NRI(ContainerUpdate)	*v[NCTRS + 1];
+	struct nri_updates	 us;
+	struct pinning		 p;
+	char			 big[8192];
+	size_t			 i, n;
+
+	nri_updates_init(&us);
+	for (i = 0; i < NCTRS; i++) {
+		pinning_of((int)i, &p);
+		/* Some without CPUs, without memory, without shares. */
+		p.pin_cpus = i % 5 != 1;
+		p.pin_mems = i % 7 != 2;
+		if (i % 3 == 0)
+			p.shares = 0;
+		/* A long set: lengths over 127 take two length bytes. */
+		if (i == 9)
+			cr_assert_eq(cpuset_add_range(&p.cpus, 100, 4000), 0);
+		nri_updates_add(&us, &p);
+		pinning_done(&p);
+	}
+	assert_same_bytes(us.v, us.n);
+
+	/* Fields the encoder leaves to protobuf-c, and proto3 defaults. */
+	n = us.n;
+	memcpy(v, us.v, n * sizeof *v);
+	us.v[0]->ignore_failure = 1;
+	quota.value = 50000;
+	us.v[3]->linux->resources->cpu->quota = &quota;
+	us.v[4]->linux->resources->cpu->shares = &zero;
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	us.v[6]->container_id = big;
+	bare.container_id = (char *)"";
+	v[n++] = &bare;
+	assert_same_bytes(v, n);
+	us.v[3]->linux->resources->cpu->quota = NULL;
+	us.v[4]->linux->resources->cpu->shares = NULL;
+	nri_updates_clear(&us);
+}
