@@ -104,6 +104,9 @@ static const struct op {
 
 static const char *qos_names[] = { "BestEffort", "Burstable", "Guaranteed" };
 
+static int	line_error(struct line *, const char *, ...)
+		    __attribute__((__format__(__printf__, 2, 3)));
+
 /* Record the first problem of a line; always -1. */
 static int
 line_error(struct line *l, const char *fmt, ...)
