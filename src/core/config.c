@@ -81,8 +81,10 @@ static const struct config_key config_keys[] = {
 	  "Set the cpuset and CPU shares of containers.",
 	  NULL, OFF(pin_cpu), 0, NULL },
 	{ "pinMemory", CONFIG_BOOL, "true", 0, 0, NULL, CONFIG_RELOADABLE,
-	  "Set the memory nodes of containers to the DRAM nodes of their "
-	  "pool.",
+	  "Set the memory nodes of containers to what their pool offers "
+	  "their memory types (the memory-type annotation's, else every "
+	  "type but HBM): the pool's nodes of those types and the nearest "
+	  "nodes of a type it lacks.",
 	  NULL, OFF(pin_memory), 0, NULL },
 	{ "preferIsolatedCPUs", CONFIG_BOOL, "true", 0, 0, NULL,
 	  CONFIG_RELOADABLE,

@@ -230,6 +230,7 @@ policy_sorted(const struct strmap *m, size_t *n)
 }
 
 static void	mem_offers_init(struct policy *);
+static void	mem_offers_free(struct policy *);
 
 int
 policy_build(const struct topology *t, const struct config *cfg,
@@ -278,7 +279,7 @@ policy_free(struct policy *P)
 	grant_free_all(P->ctrs);
 	grant_free_all(P->claims);
 	supply_clear_all(P);
-	free(P->offers);
+	mem_offers_free(P);
 	cpualloc_free(P->alloc);
 	pool_tree_free(P->tree);
 	config_free(P->cfg);
@@ -389,42 +390,75 @@ static void
 mem_offer_make(const struct topology *t, const struct pool *p,
     unsigned types, struct mem_offer *o)
 {
-	struct cpuset	zone = CPUSET_INITIALIZER;
-
-	memzone_offer(t, p, types, &zone);
-	o->mems = cpuset_count(&zone);
-	o->match = types != 0 && memzone_types(t, &zone) == types;
+	cpuset_init(&o->zone);
+	memzone_offer(t, p, types, &o->zone);
+	o->mems = cpuset_count(&o->zone);
+	o->match = types != 0 && memzone_types(t, &o->zone) == types;
 	o->own = types != 0 && (memzone_types(t, &p->mems) & types) == types;
-	cpuset_clear(&zone);
+	o->made = 1;
 }
 
-/* Room for every pool's offer for every set of types: scoring asks each
- * pool's for every container placed. */
+/* Room for every pool's offer for every set of types, and the types this
+ * machine has: scoring asks each pool's for every container placed, and
+ * pinning and the exports for every one moved. */
 static void
 mem_offers_init(struct policy *P)
 {
+	const struct topo_node	*n;
+	int			 i;
+
 	P->offers = xcalloc((size_t)pool_tree_count(P->tree) * MEM_TYPE_SETS,
 	    sizeof *P->offers);
+	for (i = 0; i < topology_nnodes(P->topo); i++) {
+		n = topology_node(P->topo, i);
+		if (n->memory > 0)
+			P->mem_have |= 1u << n->type;
+	}
+	/* Go's default: every type but HBM, of those the machine has. */
+	P->mem_default = P->mem_have & ~(1u << MEM_TYPE_HBM);
+}
+
+static void
+mem_offers_free(struct policy *P)
+{
+	size_t	i, n;
+
+	if (P->offers == NULL)
+		return;
+	n = (size_t)pool_tree_count(P->tree) * MEM_TYPE_SETS;
+	for (i = 0; i < n; i++)
+		cpuset_clear(&P->offers[i].zone);
+	free(P->offers);
+	P->offers = NULL;
+}
+
+const struct mem_offer *
+policy_mem_offer(const struct policy *P, const struct pool *p,
+    unsigned types)
+{
+	struct mem_offer	*o;
+
+	/* A cache of what the tree fixes, filled through const P. */
+	types &= MEM_TYPE_SETS - 1;
+	o = (struct mem_offer *)&P->offers[(unsigned)p->id * MEM_TYPE_SETS +
+	    types];
+	if (!o->made)
+		mem_offer_make(P->topo, p, types, o);
+	return (o);
+}
+
+unsigned
+policy_mem_types(const struct policy *P, const struct grant *g)
+{
+	return (g->req.mem_preserve ? P->mem_default : g->req.mem_types);
 }
 
 static void
 mem_offer(const struct policy *P, const struct pool *p,
     const struct request *r, struct score *s)
 {
-	struct mem_offer	*o, made;
+	const struct mem_offer	*o = policy_mem_offer(P, p, r->mem_types);
 
-	if (r->mem_types < MEM_TYPE_SETS) {
-		/* A cache of what the tree fixes: filled through const P. */
-		o = (struct mem_offer *)&P->offers[(unsigned)p->id *
-		    MEM_TYPE_SETS + r->mem_types];
-		if (!o->made) {
-			mem_offer_make(P->topo, p, r->mem_types, o);
-			o->made = 1;
-		}
-	} else {
-		mem_offer_make(P->topo, p, r->mem_types, &made);
-		o = &made;
-	}
 	s->mems = o->mems;
 	s->mem_match = o->match;
 	s->mem_own = o->own;
@@ -864,7 +898,56 @@ mems_of_cpus(const struct topology *t, const struct cpuset *cpus,
 	}
 }
 
-/* What a grant pins its container to (anchor §2.5, R-POOL-3, R-CLAIM-9). */
+static void	export_mems(const struct policy *, const struct pool *,
+		    unsigned, struct cpuset *);
+
+/* The deepest pool holding a DRAM node: the node's own pool. */
+static const struct pool *
+node_pool(const struct policy *P, int node)
+{
+	const struct pool	*p, *best = NULL;
+	int			 i;
+
+	for (i = 0; i < pool_tree_count(P->tree); i++) {
+		p = pool_tree_get(P->tree, i);
+		if (cpuset_has(&p->mems_type[MEM_TYPE_DRAM], node) &&
+		    (best == NULL || p->depth > best->depth))
+			best = p;
+	}
+	return (best);
+}
+
+/*
+ * A claim-pinned container's memory: for each DRAM node of its claim's
+ * CPUs, what that node's pool offers the container's memory types, as for
+ * any container of that pool.
+ */
+static void
+claim_mems(const struct policy *P, const struct grant *g,
+    struct cpuset *mems)
+{
+	struct cpuset		 dram = CPUSET_INITIALIZER;
+	struct cpuset		 zone = CPUSET_INITIALIZER;
+	const struct pool	*p;
+	int			 n;
+
+	mems_of_cpus(P->topo, &g->exclusive, &dram);
+	cpuset_zero(mems);
+	CPUSET_FOREACH(n, &dram) {
+		if ((p = node_pool(P, n)) == NULL) {
+			cpuset_add(mems, n);
+			continue;
+		}
+		export_mems(P, p, policy_mem_types(P, g), &zone);
+		cpuset_or(mems, &zone);
+	}
+	cpuset_clear(&dram);
+	cpuset_clear(&zone);
+}
+
+/* What a grant pins its container to (anchor §2.5, R-POOL-3, R-CLAIM-9;
+ * memory by type as the Go policy pins it). */
+
 void
 policy_pin(const struct policy *P, const struct grant *g, struct pinning *pin)
 {
@@ -887,7 +970,7 @@ policy_pin(const struct policy *P, const struct grant *g, struct pinning *pin)
 		cpuset_copy(&pin->cpus, &g->exclusive);
 		pin->pin_mems = P->cfg->pin_memory;
 		if (pin->pin_mems)
-			mems_of_cpus(P->topo, &g->exclusive, &pin->mems);
+			claim_mems(P, g, &pin->mems);
 		pin->shares = milli_to_shares(1000LL *
 		    cpuset_count(&g->exclusive));
 		return;
@@ -918,10 +1001,7 @@ policy_pin(const struct policy *P, const struct grant *g, struct pinning *pin)
 	}
 	if (P->cfg->pin_memory && !g->req.mem_preserve) {
 		pin->pin_mems = 1;
-		if (!cpuset_empty(&p->mems_type[MEM_TYPE_DRAM]))
-			cpuset_copy(&pin->mems, &p->mems_type[MEM_TYPE_DRAM]);
-		else
-			cpuset_copy(&pin->mems, &p->mems);
+		export_mems(P, p, g->req.mem_types, &pin->mems);
 	}
 	cpuset_clear(&shared);
 }
@@ -1254,6 +1334,12 @@ container_grant(struct policy *P, const struct cspec *spec, const char *hint,
 		return (rc);
 	}
 	affinity_set_clear(&affs);
+	if (g->req.mem_types_bad && fx != NULL)
+		policy_warn(fx, "container %s: memory-type \"%s\": %s; its "
+		    "memory is of the default types", g->key,
+		    request_annotation(&g->spec, "memory-type"),
+		    g->req.mem_types_bad == 1 ? "not dram, pmem, hbm or mixed, "
+		    "separated by commas" : "no such memory on this machine");
 	*out = g;
 	return (0);
 }
@@ -1726,13 +1812,43 @@ export_add(struct policy_kv *kv, int *n, const char *key,
 	(*n)++;
 }
 
-/* ALL_MEMS of a pool: its DRAM nodes, else all its nodes. */
+/*
+ * The memory nodes of a pool for memory of types (the zone memzone_offer
+ * gives, as Go's libmem finds it before any accounting), else all its
+ * nodes: what a container is pinned to and its ALL_MEMS.
+ */
 static void
-export_mems(const struct pool *p, struct cpuset *mems)
+export_mems(const struct policy *P, const struct pool *p, unsigned types,
+    struct cpuset *mems)
 {
-	cpuset_copy(mems, &p->mems_type[MEM_TYPE_DRAM]);
-	if (cpuset_empty(mems))
-		cpuset_copy(mems, &p->mems);
+	const struct mem_offer	*o = policy_mem_offer(P, p, types);
+
+	cpuset_copy(mems, cpuset_empty(&o->zone) ? &p->mems : &o->zone);
+}
+
+/* DRAM_MEMS, PMEM_MEMS and HBM_MEMS: mems split by type, as the Go
+ * policy exports them (each only when it has nodes). */
+static void
+export_typed(const struct policy *P, struct policy_kv *kv, int *n,
+    const struct cpuset *mems)
+{
+	static const char *const names[] = { "DRAM_MEMS", "PMEM_MEMS",
+	    "HBM_MEMS" };
+	const struct topo_node	*node;
+	struct cpuset		 of[3];
+	int			 id, ty;
+
+	for (ty = 0; ty < 3; ty++)
+		cpuset_init(&of[ty]);
+	CPUSET_FOREACH(id, mems) {
+		if ((node = topology_node_by_id(P->topo, id)) != NULL &&
+		    node->memory > 0 && (int)node->type < 3)
+			cpuset_add(&of[node->type], id);
+	}
+	for (ty = 0; ty < 3; ty++) {
+		export_add(kv, n, names[ty], &of[ty], 0);
+		cpuset_clear(&of[ty]);
+	}
 }
 
 int
@@ -1749,15 +1865,16 @@ policy_export(const struct policy *P, const char *id, struct policy_kv **out,
 	*nout = 0;
 	if (g == NULL)
 		return (-ENOENT);
-	kv = xcalloc(5, sizeof *kv);
+	kv = xcalloc(8, sizeof *kv);
 	if (g->kind == GRANT_CLAIM_PINNED) {
 		export_add(kv, &n, "ALL_MEMS", &g->applied.mems, 1);
 		export_add(kv, &n, "DRA_CPUS", &g->exclusive, 1);
+		export_typed(P, kv, &n, &g->applied.mems);
 	} else {
 		if (g->pool != NULL) {
 			cpuset_copy(&iso, &g->exclusive);
 			cpuset_and(&iso, &g->pool->isolated);
-			export_mems(g->pool, &mems);
+			export_mems(P, g->pool, policy_mem_types(P, g), &mems);
 			if (g->type == CPU_NORMAL && (g->portion > 0 ||
 			    cpuset_empty(&g->exclusive)))
 				supply_shared_cpus(P, g->pool, &shared);
@@ -1769,6 +1886,7 @@ policy_export(const struct policy *P, const char *id, struct policy_kv **out,
 		export_add(kv, &n, "EXCLUSIVE_CPUS", &excl, 0);
 		export_add(kv, &n, "ISOLATED_CPUS", &iso, 0);
 		export_add(kv, &n, "SHARED_CPUS", &shared, 0);
+		export_typed(P, kv, &n, &mems);
 	}
 	cpuset_clear(&iso);
 	cpuset_clear(&excl);
@@ -1784,8 +1902,10 @@ policy_export_shared_pool(const struct policy *P, const char *id)
 {
 	const struct grant	*g = strmap_get(P->ctrs, id);
 
+	/* Its memory types too: a pool's file says the default ones. */
 	if (g == NULL || g->kind != GRANT_CONTAINER || g->pool == NULL ||
-	    g->type != CPU_NORMAL || !cpuset_empty(&g->exclusive))
+	    g->type != CPU_NORMAL || !cpuset_empty(&g->exclusive) ||
+	    policy_mem_types(P, g) != P->mem_default)
 		return (NULL);
 	return (g->pool);
 }
@@ -1800,11 +1920,12 @@ policy_export_pool(const struct policy *P, const struct pool *p,
 	struct policy_kv	*kv;
 	int			 n = 0;
 
-	kv = xcalloc(2, sizeof *kv);
-	export_mems(p, &mems);
+	kv = xcalloc(5, sizeof *kv);
+	export_mems(P, p, P->mem_default, &mems);
 	supply_shared_cpus(P, p, &shared);
 	export_add(kv, &n, "ALL_MEMS", &mems, 1);
 	export_add(kv, &n, "SHARED_CPUS", &shared, 0);
+	export_typed(P, kv, &n, &mems);
 	cpuset_clear(&shared);
 	cpuset_clear(&mems);
 	*out = kv;

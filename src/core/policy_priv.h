@@ -35,10 +35,11 @@ enum grant_kind {
  */
 #define MEM_TYPE_SETS	(1u << (MEM_TYPE_HBM + 1))
 struct mem_offer {
-	int	made;		/* filled in (on first use) */
-	int	mems;		/* memory nodes it would offer */
-	int	match;		/* and they hold every wanted type */
-	int	own;		/* the pool's own nodes hold them */
+	int		made;	/* filled in (on first use) */
+	struct cpuset	zone;	/* the nodes (memzone_offer) */
+	int		mems;	/* how many */
+	int		match;	/* they hold every wanted type */
+	int		own;	/* the pool's own nodes hold them */
 };
 
 /* What is free in one pool now (anchor §1.2 freeres). */
@@ -65,6 +66,8 @@ struct request {
 	int		 mem_preserve;	/* memory nodes left as they are */
 	unsigned	 mem_types;	/* 1 << enum mem_type it wants; 0 when
 					   preserved (any type, none matched) */
+	int		 mem_types_bad;	/* its memory-type annotation was not
+					   taken: the default types are used */
 	int		 zero_req;	/* BestEffort or no CPU request */
 };
 
@@ -128,6 +131,8 @@ struct policy {
 	struct pool_tree	*tree;
 	struct supply		*sup;		/* by pool id */
 	struct mem_offer	*offers;	/* by pool id, MEM_TYPE_SETS each */
+	unsigned		 mem_have;	/* the types this machine has */
+	unsigned		 mem_default;	/* a container's, unannotated */
 	unsigned long		 gen_clock;	/* the last supply gen given */
 	struct cpuset		 allowed;
 	struct cpuset		 reserved;
@@ -198,6 +203,10 @@ void	supply_shared_cpus(const struct policy *, const struct pool *,
 	    struct cpuset *);
 unsigned long supply_path_gen(const struct policy *, const struct pool *);
 void	supply_stamp(struct policy *, int);
+const struct mem_offer *policy_mem_offer(const struct policy *,
+	    const struct pool *, unsigned types);
+/* The types a container's memory is pinned and exported by. */
+unsigned policy_mem_types(const struct policy *, const struct grant *);
 void	supply_allocatable_every(const struct policy *, int *shared,
 	    int *reserved);
 

@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "expr.h"
+#include "memzone.h"
 #include "policy_priv.h"
 #include "utf8.h"
 #include "xmalloc.h"
@@ -603,24 +604,65 @@ prio_preference(const struct policy *P, const struct cspec *c)
 }
 
 /*
- * The memory types a container's pool is scored by: Go's default (DRAM and
- * PMEM, never HBM unasked) narrowed to the types this machine has. The
- * memory-type annotation and the pinning by type belong to the memory
- * accounting, which is not built yet.
+ * The memory-type annotation, as Go's parseMemoryType reads it: names
+ * separated by commas, in any case, "mixed" for all three; an empty value
+ * says nothing. 0 with *types, or -1 for a name it does not know.
  */
-static unsigned
-default_mem_types(const struct topology *t)
+static int
+parse_mem_types(const char *v, unsigned *types)
 {
-	const struct topo_node	*n;
-	unsigned		 have = 0;
-	int			 i;
+	static const struct {
+		const char	*name;
+		unsigned	 types;
+	} names[] = {
+		{ "dram", 1u << MEM_TYPE_DRAM },
+		{ "pmem", 1u << MEM_TYPE_PMEM },
+		{ "hbm", 1u << MEM_TYPE_HBM },
+		{ "mixed", MEM_TYPES_ALL },
+	};
+	const char	*p, *end;
+	size_t		 i, len;
 
-	for (i = 0; i < topology_nnodes(t); i++) {
-		n = topology_node(t, i);
-		if (n->memory > 0)
-			have |= 1u << n->type;
+	*types = 0;
+	for (p = v;; p = end + 1) {
+		if ((end = strchr(p, ',')) == NULL)
+			end = p + strlen(p);
+		len = (size_t)(end - p);
+		for (i = 0; i < sizeof names / sizeof names[0]; i++)
+			if (strlen(names[i].name) == len &&
+			    strncasecmp(p, names[i].name, len) == 0)
+				break;
+		if (i == sizeof names / sizeof names[0])
+			return (-1);
+		*types |= names[i].types;
+		if (*end == '\0')
+			break;
 	}
-	return (have & (1u << MEM_TYPE_DRAM | 1u << MEM_TYPE_PMEM));
+	return (0);
+}
+
+/*
+ * The memory types a container's memory comes from: its memory-type
+ * annotation's, of those the machine has, else Go's default (every type
+ * but HBM). A value that names no type, or only types the machine lacks,
+ * leaves the default and mem_types_bad set (the caller warns).
+ */
+static void
+mem_types_of(const struct policy *P, const struct cspec *c,
+    struct request *r)
+{
+	const char	*v;
+	unsigned	 types;
+
+	r->mem_types = P->mem_default;
+	if ((v = request_annotation(c, "memory-type")) == NULL || *v == '\0')
+		return;
+	if (parse_mem_types(v, &types) != 0)
+		r->mem_types_bad = 1;
+	else if ((types & P->mem_have) == 0)
+		r->mem_types_bad = 2;
+	else
+		r->mem_types = types & P->mem_have;
 }
 
 int
@@ -644,7 +686,8 @@ request_from_spec(const struct policy *P, const struct cspec *c,
 	/* Left as the runtime set them, taking nothing: exactly "true",
 	 * as PreserveCpuResources and PreserveMemoryResources read it. */
 	r->mem_preserve = is_true(request_annotation(c, "memory.preserve"));
-	r->mem_types = r->mem_preserve ? 0 : default_mem_types(P->topo);
+	if (!r->mem_preserve)
+		mem_types_of(P, c, r);
 	if (is_true(request_annotation(c, "cpu.preserve"))) {
 		r->type = CPU_PRESERVE;
 		r->zero_req = 1;

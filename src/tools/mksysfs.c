@@ -69,7 +69,11 @@ struct spec {
 	char		*ecpus_text;
 	uint64_t	 mem;		/* bytes per CPU node */
 	int		 memnodes;
-	uint64_t	 memnodesize;	/* bytes per memory-only node */
+	uint64_t	*memsizes;	/* bytes per memory-only node: one for
+					 * all, or one each */
+	int		 nmemsizes;
+	char		*distances_text;
+	int		*dist;		/* nnodes x nnodes, or NULL */
 	int		 ecores;	/* per package */
 	uint64_t	 basefreq;	/* kHz, 0 none */
 	uint64_t	 ebasefreq;	/* kHz of E-cores, 0 same as basefreq */
@@ -87,6 +91,8 @@ enum key_type {
 	KEY_NUMBERING,
 	KEY_LIST,	/* a cpulist, which may itself hold commas */
 	KEY_SIZE,
+	KEY_SIZES,	/* SIZE[/SIZE...] */
+	KEY_TEXT,	/* checked with the whole spec */
 	KEY_FREQ,
 	KEY_EPP
 };
@@ -122,8 +128,13 @@ static const struct key {
 	  "memory per CPU node, default 2G" },
 	{ "memnodes", KEY_COUNT0, offsetof(struct spec, memnodes), "N",
 	  "extra memory-only (CPU-less) nodes, default 0" },
-	{ "memnodesize", KEY_SIZE, offsetof(struct spec, memnodesize),
-	  "SIZE", "memory per memory-only node, default mem" },
+	{ "memnodesize", KEY_SIZES, offsetof(struct spec, memsizes),
+	  "SIZE[/SIZE...]", "memory per memory-only node, or of each "
+	  "in turn; default mem" },
+	{ "distances", KEY_TEXT, offsetof(struct spec, distances_text),
+	  "D:D.../D:D...", "the node distance matrix, one row per node "
+	  "(10 on the diagonal, 11 to 254 elsewhere); default as the "
+	  "recorded machines" },
 	{ "ecores", KEY_COUNT0, offsetof(struct spec, ecores), "N",
 	  "efficient cores per package (hybrid), default 0" },
 	{ "ecpus", KEY_LIST, offsetof(struct spec, ecpus_text), "CPULIST",
@@ -263,6 +274,9 @@ spec_clear(struct spec *s)
 	free(s->offline_text);
 	free(s->ecpus_text);
 	free(s->epp);
+	free(s->memsizes);
+	free(s->distances_text);
+	free(s->dist);
 	cpuset_clear(&s->isolated);
 	cpuset_clear(&s->offline);
 	cpuset_clear(&s->ecpus);
@@ -349,6 +363,98 @@ key_find(const char *name, size_t len)
 	return (NULL);
 }
 
+/* memnodesize: sizes separated by '/', each as KEY_SIZE takes it. */
+static int
+parse_sizes(struct spec *s, const char *v)
+{
+	char	*copy = xstrdup(v), *item, *next;
+	int	 rc = 0;
+
+	for (item = copy; item != NULL && rc == 0; item = next) {
+		if ((next = strchr(item, '/')) != NULL)
+			*next++ = '\0';
+		if (s->nmemsizes >= 4096) {
+			rc = -ERANGE;
+			break;
+		}
+		s->memsizes = xreallocarray(s->memsizes,
+		    (size_t)s->nmemsizes + 1, sizeof *s->memsizes);
+		rc = parse_scaled(item, size_units, KB, MAX_MEM,
+		    &s->memsizes[s->nmemsizes++]);
+	}
+	free(copy);
+	return (rc);
+}
+
+/*
+ * distances=: n rows separated by '/', n numbers each separated by ':',
+ * 10 on the diagonal (the kernel's local distance) and 11 to 254
+ * elsewhere.
+ */
+static int
+parse_distances(struct spec *s, int n, char **cause)
+{
+	char	*copy, *row, *nrow, *col, *ncol, *end;
+	long	 v;
+	int	 r = 0, c, rc = -EINVAL;
+
+	if (s->distances_text == NULL)
+		return (0);
+	/* The rows are counted before the matrix is made. */
+	for (end = s->distances_text, c = 1; *end != '\0'; end++)
+		c += *end == '/';
+	if (c != n) {
+		xasprintf(cause, "distances: %d rows, not %d (one per node)",
+		    c, n);
+		return (-EINVAL);
+	}
+	copy = xstrdup(s->distances_text);
+	s->dist = xcalloc((size_t)n * (size_t)n, sizeof *s->dist);
+	for (row = copy; row != NULL; row = nrow, r++) {
+		if ((nrow = strchr(row, '/')) != NULL)
+			*nrow++ = '\0';
+		if (r >= n) {
+			xasprintf(cause, "distances: more than %d rows, one "
+			    "per node", n);
+			goto out;
+		}
+		for (c = 0, col = row; col != NULL; col = ncol, c++) {
+			if ((ncol = strchr(col, ':')) != NULL)
+				*ncol++ = '\0';
+			errno = 0;
+			v = strtol(col, &end, 10);
+			if (c >= n || *col == '\0' || *end != '\0' ||
+			    errno != 0) {
+				xasprintf(cause, "distances: row %d: %s", r,
+				    c >= n ? "more numbers than nodes" :
+				    "not a number");
+				goto out;
+			}
+			if (r == c ? v != 10 : v < 11 || v > 254) {
+				xasprintf(cause, "distances: row %d, column "
+				    "%d: %ld is not %s", r, c, v, r == c ?
+				    "10 (a node to itself)" : "11 to 254");
+				goto out;
+			}
+			s->dist[r * n + c] = (int)v;
+		}
+		if (c != n) {
+			xasprintf(cause, "distances: row %d has %d numbers, "
+			    "not %d", r, c, n);
+			goto out;
+		}
+	}
+	if (r != n) {
+		xasprintf(cause, "distances: %d rows, not %d (one per node)",
+		    r, n);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(copy);
+	return (rc);
+}
+
 static int
 spec_value(struct spec *s, const struct key *k, const char *v, char **cause)
 {
@@ -389,6 +495,19 @@ spec_value(struct spec *s, const struct key *k, const char *v, char **cause)
 			what = "is too large";
 		else if (rc != 0)
 			what = "is not a size such as 512M or 2G";
+		break;
+	case KEY_SIZES:
+		rc = parse_sizes(s, v);
+		if (rc == -EDOM)
+			what = "is not a whole number of kB";
+		else if (rc == -ERANGE)
+			what = "is too large";
+		else if (rc != 0)
+			what = "is not a size such as 512M or 2G, or sizes "
+			    "such as 1G/4G";
+		break;
+	case KEY_TEXT:
+		*(char **)field = xstrdup(v);
 		break;
 	case KEY_FREQ:
 		rc = parse_scaled(v, freq_units, 1, MAX_KHZ, field);
@@ -606,8 +725,15 @@ spec_check(struct spec *s, char **cause)
 		xasprintf(cause, "memnodesize needs memnodes");
 		return (-EINVAL);
 	}
-	if (!spec_given(s, "memnodesize"))
-		s->memnodesize = s->mem;
+	if (s->nmemsizes > 1 && s->nmemsizes != s->memnodes) {
+		xasprintf(cause, "memnodesize: %d sizes for %d memory-only "
+		    "nodes: give one, or one each", s->nmemsizes,
+		    s->memnodes);
+		return (-EINVAL);
+	}
+	if (parse_distances(s, s->packages * s->dies * s->nodes + s->memnodes,
+	    cause) != 0)
+		return (-EINVAL);
 
 	for (c = 0; c < ncores; c++)
 		for (t = 0; t < s->threads; t++)
@@ -780,6 +906,8 @@ node_distance(const struct machine *m, int a, int b)
 {
 	int	tmp;
 
+	if (m->spec->dist != NULL)
+		return (m->spec->dist[a * m->nnodes + b]);
 	if (a == b)
 		return (DIST_LOCAL);
 	if (a > b) {
@@ -800,9 +928,13 @@ node_distance(const struct machine *m, int a, int b)
 static uint64_t
 node_memory(const struct machine *m, int node)
 {
-	if (node >= m->ncpunodes)
-		return (m->spec->memnodesize);
-	return (m->spec->mem);
+	const struct spec	*s = m->spec;
+
+	if (node < m->ncpunodes || s->nmemsizes == 0)
+		return (s->mem);
+	if (s->nmemsizes == 1)
+		return (s->memsizes[0]);
+	return (s->memsizes[node - m->ncpunodes]);
 }
 
 static void
@@ -1233,8 +1365,9 @@ write_nodes(struct writer *w, struct machine *m)
 		snprintf(rel, sizeof rel, "%s/cpulist", dir);
 		w_ro(w, rel, "%s\n", m->node[n].list);
 
-		/* Every distance has two digits and a separator. */
-		size = (size_t)m->nnodes * 3 + 1;
+		/* Every distance has at most three digits and a
+		 * separator. */
+		size = (size_t)m->nnodes * 4 + 1;
 		dist = xmalloc(size);
 		for (o = 0, len = 0; o < m->nnodes; o++)
 			len += (size_t)snprintf(dist + len, size - len, "%s%d",

@@ -108,6 +108,10 @@ create_b = lfield(1, pod("p2", ns="kube-system", parent=BURSTABLE, annotations=[
 create_be = lfield(1, pod("p3", parent=BESTEFFORT)) + lfield(2, container(
     "c3", "p3", res=linux_resources(2)))
 create_nopod = lfield(2, container("c4", "", env=["A", "=", "B=C=D"]))
+create_mt = lfield(1, pod("p6", parent=BESTEFFORT, annotations=[
+    ("memory-type.resource-policy.nri.io/container.ctr-c6", "hbm,DRAM"),
+    ("memory-type.resource-policy.nri.io", "dram,flash,")])) + lfield(2, container(
+        "c6", "p6", res=linux_resources(2)))
 update = lfield(1, pod("p1", parent=GUARANTEED)) + lfield(2, container(
     "c1", "p1", res=linux_resources(2048, 200000, 100000))) + \
     lfield(3, linux_resources(4096, 400000, 100000))
@@ -120,6 +124,7 @@ put("nri", "create-guaranteed", b"\x00" + create_g)
 put("nri", "create-burstable", b"\x00" + create_b)
 put("nri", "create-besteffort", b"\x00" + create_be)
 put("nri", "create-no-pod", b"\x00" + create_nopod)
+put("nri", "create-memory-type", b"\x00" + create_mt)
 put("nri", "update", b"\x01" + update)
 put("nri", "synchronize", b"\x02" + sync)
 

@@ -100,14 +100,15 @@ class Env(DraEnv):
 
 
 def expect_pinned(env, cid, cpus, mems, want):
-    """cid is claim-pinned to want, with want's NUMA nodes as mems."""
+    """cid is claim-pinned to want, with the memory of want's NUMA nodes
+    by the default memory types as mems."""
     assert cpus == want, (cid, cpus, want)
-    assert mems == env.m.nodes_of(want), (cid, mems, want)
+    assert mems == env.m.default_mems(want), (cid, mems, want)
     assert parse_cpuset(env.rt.cpus(cid)) == want, env.rt.cpus(cid)
     g = env.container_grant(cid)
     assert parse_cpuset(g["cpus"]) == want and g["pool"] == "claims", g
-    want = {"ALL_MEMS": fmt(env.m.nodes_of(want)),
-            "DRA_CPUS": fmt(want)}
+    want = dict(env.m.mem_exports(env.m.default_mems(want)),
+                DRA_CPUS=fmt(want))
     assert env.resources(cid, want) == want, \
         env.resources(cid)
 
@@ -238,15 +239,15 @@ def test_resources_sh_contents():
         # One whole CPU: isolated ones are preferred (R-POOL-2).
         iso, cpus, mems = env.create("iso", qos="Guaranteed", request=1000)
         assert len(cpus) == 1 and cpus <= ISOLATED, cpus
-        want = {"ALL_MEMS": fmt(m.nodes_of(cpus)),
-                "ISOLATED_CPUS": fmt(cpus)}
+        want = dict(m.mem_exports(m.default_mems(cpus)),
+                    ISOLATED_CPUS=fmt(cpus))
         assert env.resources(iso, want) == want, \
             env.resources(iso)
         # Two whole CPUs: a core of a normal node.
         ex, cpus, _ = env.create("excl", qos="Guaranteed", request=2000)
         assert len(cpus) == 2 and cpus <= shareable, cpus
-        want = {"ALL_MEMS": fmt(m.nodes_of(cpus)),
-                "EXCLUSIVE_CPUS": fmt(cpus)}
+        want = dict(m.mem_exports(m.default_mems(cpus)),
+                    EXCLUSIVE_CPUS=fmt(cpus))
         assert env.resources(ex, want) == want, \
             env.resources(ex)
         # One and a half: one exclusive CPU and a share of the rest.
@@ -256,15 +257,16 @@ def test_resources_sh_contents():
         sh = parse_cpuset(r.get("SHARED_CPUS", ""))
         own = cpus - sh
         assert len(own) == 1 and sh and sh <= shareable, (r, cpus)
-        want = {"ALL_MEMS": fmt(m.nodes_of(cpus)), "SHARED_CPUS": fmt(sh)}
+        want = dict(m.mem_exports(m.default_mems(cpus)),
+                    SHARED_CPUS=fmt(sh))
         want["ISOLATED_CPUS" if own <= ISOLATED else "EXCLUSIVE_CPUS"] = \
             fmt(own)
         assert r == want, (r, want)
         # BestEffort: the shared CPUs only.
         be, cpus, _ = env.create("be")
         assert cpus and cpus <= shareable, cpus
-        want = {"ALL_MEMS": fmt(m.nodes_of(cpus)),
-                "SHARED_CPUS": fmt(cpus)}
+        want = dict(m.mem_exports(m.default_mems(cpus)),
+                    SHARED_CPUS=fmt(cpus))
         assert env.resources(be, want) == want, \
             env.resources(be)
         for cid in (iso, ex, mix, be):
@@ -294,8 +296,8 @@ def test_resources_sh_contents():
             assert rt.wait_pushed(lambda p: len(p) > n_pushed), rt.pushed
         now = parse_cpuset(rt.cpus(be))
         assert not now & claimed, (now, claimed)
-        want = {"ALL_MEMS": fmt(m.nodes_of(now)),
-                "SHARED_CPUS": fmt(now)}
+        want = dict(m.mem_exports(m.default_mems(now)),
+                    SHARED_CPUS=fmt(now))
         assert env.resources(be, want) == want, \
             env.resources(be)
         # The pool's file moved it; its link stayed.

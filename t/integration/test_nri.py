@@ -61,7 +61,7 @@ def test_pinning_by_qos():
         # Two whole CPUs from an idle machine: the two threads of one core.
         assert len(excl) == 2 and m.is_whole_cores(excl), cpu.cpus
         assert not excl & RESERVED and not excl & m.isolated, cpu.cpus
-        assert parse_cpuset(cpu.mems) == m.nodes_of(excl), cpu.mems
+        assert parse_cpuset(cpu.mems) == m.default_mems(excl), cpu.mems
         assert cpu.shares.value == 2048, cpu
 
         be = rt.make_pod("web", qos="BestEffort")
@@ -70,7 +70,7 @@ def test_pinning_by_qos():
         shared = cpus_of(cpu)
         assert shared and shared <= shareable, cpu.cpus
         assert not shared & excl, (cpu.cpus, excl)
-        assert parse_cpuset(cpu.mems) == m.nodes_of(shared), cpu.mems
+        assert parse_cpuset(cpu.mems) == m.default_mems(shared), cpu.mems
         assert cpu.shares.value == 2, cpu
 
         bu = rt.make_pod("api", qos="Burstable")
@@ -84,9 +84,11 @@ def test_pinning_by_qos():
         kc = rt.make_container(ks, "coredns", request=100)
         cpu = adjusted(rt.create_container(ks, kc))
         assert cpus_of(cpu) == RESERVED, cpu.cpus
-        # Reserved CPUs belong to the root pool: every node with CPUs (the
-        # CPU-less nodes 4 and 5 of this machine are not DRAM ones).
-        assert parse_cpuset(cpu.mems) == set(m.nodes), cpu.mems
+        # Reserved CPUs belong to the root pool: every node with CPUs and,
+        # by the Go policy's default memory types (DRAM and PMEM), the
+        # CPU-less PMEM nodes 4 and 5 of this machine.
+        assert parse_cpuset(cpu.mems) == m.default_mems(m.online), cpu.mems
+        assert m.default_mems(m.online) > set(m.nodes), m.mem_type
 
         # The applied cpusets are what the daemon reports as grants.
         grants = {gr["id"]: gr for gr in s.d.admin("grants")["result"]

@@ -740,14 +740,58 @@ class Machine:
                 "cpu", "cpu%d" % cpu, "topology", "thread_siblings_list")))
             for cpu in self.online}
         self.nodes = {}
+        self.memory = {}        # node: bytes
+        self.distance = {}      # node: [distance to node 0, 1, ...]
         for name in os.listdir(os.path.join(base, "node")):
             if name.startswith("node") and name[4:].isdigit():
+                n = int(name[4:])
                 cpus = parse_cpuset(read("node", name, "cpulist"))
                 if cpus:
-                    self.nodes[int(name[4:])] = cpus
+                    self.nodes[n] = cpus
+                self.distance[n] = [int(d) for d in
+                                    read("node", name, "distance").split()]
+                for line in read("node", name, "meminfo").splitlines():
+                    if "MemTotal:" in line:
+                        self.memory[n] = int(line.split()[-2]) * 1024
+        # Memory types as the Go policy tells them: nodes with CPUs are
+        # DRAM; a CPU-less one is HBM when smaller than the average DRAM
+        # node, else PMEM.
+        dram = [self.memory.get(n, 0) for n in self.nodes
+                if self.memory.get(n, 0) > 0]
+        avg = sum(dram) // len(dram) if dram else 0
+        self.mem_type = {}
+        for n, size in self.memory.items():
+            if size <= 0:
+                continue
+            if n in self.nodes:
+                self.mem_type[n] = "DRAM"
+            else:
+                self.mem_type[n] = "HBM" if size < avg else "PMEM"
 
     def nodes_of(self, cpus):
         return {n for n, c in self.nodes.items() if c & set(cpus)}
+
+    def default_mems(self, cpus):
+        """The memory of a container on cpus with the default types (DRAM
+        and PMEM): the DRAM nodes of the CPUs and the PMEM nodes nearest
+        to them."""
+        zone = self.nodes_of(cpus)
+        pmem = [n for n, t in self.mem_type.items() if t == "PMEM"]
+        if pmem and zone:
+            near = min(self.distance[z][p] for z in zone for p in pmem)
+            zone |= {p for p in pmem
+                     if any(self.distance[z][p] == near for z in zone)}
+        return zone
+
+    def mem_exports(self, nodes):
+        """What resources.sh says of memory on nodes: ALL_MEMS, and the
+        same split by type where a type has any."""
+        out = {"ALL_MEMS": format_cpuset(nodes)}
+        for t in ("DRAM", "PMEM", "HBM"):
+            of = {n for n in nodes if self.mem_type.get(n) == t}
+            if of:
+                out[t + "_MEMS"] = format_cpuset(of)
+        return out
 
     def is_whole_cores(self, cpus):
         """cpus is a union of complete thread-sibling groups."""

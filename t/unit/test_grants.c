@@ -73,6 +73,21 @@ socket_less(int parity, const char *less)
 	return (out);
 }
 
+static void
+assert_default_mems(const struct cpuset *mems)
+{
+	int	dram = cpuset_first(mems), near = 1000, k, d;
+
+	cr_assert_lt(dram, 4, "no DRAM node");
+	for (k = 4; k < 6; k++)
+		if ((d = topology_node_distance(e.topo, dram, k)) < near)
+			near = d;
+	for (k = 0; k < 6; k++)
+		cr_assert_eq(cpuset_has(mems, k), k == dram || (k >= 4 &&
+		    topology_node_distance(e.topo, dram, k) == near),
+		    "node %d in the memory of a pool of node %d", k, dram);
+}
+
 Test(grants, guaranteed_whole_cpus_are_exclusive)
 {
 	create("g2", "G", 2000, 2000, NULL, NULL, NULL);
@@ -82,9 +97,9 @@ Test(grants, guaranteed_whole_cpus_are_exclusive)
 	    56, "not the two threads of one core");
 	cr_assert(!cpuset_intersects(&e.fx.self.cpus, topology_isolated(e.topo)));
 	cr_assert_eq(e.fx.self.shares, 2048);
-	/* Memory: the DRAM node of the pool, never PMEM. */
-	cr_assert_eq(cpuset_count(&e.fx.self.mems), 1);
-	cr_assert_lt(cpuset_first(&e.fx.self.mems), 4);
+	/* Memory: Go's default types, DRAM and PMEM: the pool's DRAM node
+	 * and the PMEM nodes (4 and 5) nearest to it. */
+	assert_default_mems(&e.fx.self.mems);
 }
 
 Test(grants, one_cpu_prefers_isolated)
@@ -270,12 +285,19 @@ Test(grants, claim_pinning_by_environment)
 {
 	char	env[128];
 
-	cr_assert_eq(env_claim_for(&e, "uid-1", "cpudevnuma001=2", "p,f,g"), 0,
+	cr_assert_eq(env_claim_for(&e, "uid-1", "cpudevnuma001=2", "p,f,g,d"), 0,
 	    "%s", e.cause);
 	snprintf(env, sizeof env, "DRA_CPUSET_uid-1=1,57");
 	create("p", "BE", -1, -1, NULL, NULL, env);
 	assert_cpus("p", "1,57");
-	/* The DRAM node of those CPUs. */
+	/* The DRAM node of those CPUs and, by the default memory types,
+	 * the PMEM nodes nearest it, as for a container of that node. */
+	assert_default_mems(&e.fx.self.mems);
+	cr_assert_eq(cpuset_first(&e.fx.self.mems), 1);
+	/* Asked for DRAM only, DRAM only. */
+	create("d", "BE", -1, -1, NULL,
+	    "memory-type.resource-policy.nri.io/container.d=dram",
+	    "DRA_CPUSET_uid-1=1,57");
 	testlib_assert_set(&e.fx.self.mems, "1");
 	/* A forged value is ignored, and said so. */
 	create("f", "BE", -1, -1, NULL, NULL, "DRA_CPUSET_uid-1=1-3");

@@ -526,6 +526,41 @@ Test(mksysfs, memnodes_discovered)
 	free(dir);
 }
 
+/*
+ * The Go policy's e2e machine n6: two packages of one DRAM node each, two
+ * small (HBM) and two large (PMEM) memory-only nodes, its distances.
+ */
+#define N6_DIST	"10:21:15:30:60:70/21:10:30:15:70:60/15:30:10:35:62:72/" \
+		"30:15:35:10:72:62/60:70:62:72:10:75/70:60:72:62:75:10"
+#define N6	"packages=2,cores=2,threads=2,mem=2G,memnodes=4," \
+		"memnodesize=1G/1G/4G/4G,distances=" N6_DIST
+
+Test(mksysfs, n6_sizes_and_distances)
+{
+	char		*dir = testlib_mksysfs(N6);
+	struct topology	*t = testlib_topology(dir);
+	static const int row3[] = { 30, 15, 35, 10, 72, 62 };
+	int		 i;
+
+	assert_file(dir, "devices/system/node/node3/distance",
+	    "30 15 35 10 72 62");
+	assert_contains(dir, "devices/system/node/node2/meminfo",
+	    "Node 2 MemTotal:        1048576 kB\n");
+	cr_assert_eq(topology_nnodes(t), 6);
+	assert_node_memory(t, 0, 2 * GIB);
+	assert_node_memory(t, 3, 1 * GIB);
+	assert_node_memory(t, 4, 4 * GIB);
+	for (i = 0; i < 6; i++)
+		cr_assert_eq(topology_node_distance(t, 3, i), row3[i]);
+	/* Classified as Go classifies them: smaller than DRAM is HBM. */
+	cr_assert_eq(topology_node_by_id(t, 1)->type, MEM_TYPE_DRAM);
+	cr_assert_eq(topology_node_by_id(t, 2)->type, MEM_TYPE_HBM);
+	cr_assert_eq(topology_node_by_id(t, 3)->type, MEM_TYPE_HBM);
+	cr_assert_eq(topology_node_by_id(t, 5)->type, MEM_TYPE_PMEM);
+	topology_free(t);
+	free(dir);
+}
+
 /* Eight cores, the last four efficient: CPUs 4-7 and 12-15. */
 #define HYBRID	"cores=8,threads=2,ecores=4,basefreq=2.7G,ebasefreq=1800M," \
 		"epp=balance_performance"
@@ -680,6 +715,16 @@ Test(mksysfs, bad_specs_refused)
 	refused("cores=2,threads=1,ecores=1,ecpus=1", "one of them");
 	refused("cores=2,threads=1,ecpus=7", "ecpus");
 	refused("memnodesize=4G", "memnodesize");
+	refused("memnodes=3,memnodesize=1G/2G", "2 sizes for 3");
+	refused("memnodes=2,memnodesize=1G/2X", "memnodesize");
+	refused("distances=10:11", "more numbers than nodes");
+	refused("distances=10/10", "2 rows, not 1");
+	refused("memnodes=1,distances=10:21/21:11", "row 1, column 1");
+	refused("memnodes=1,distances=10:9/9:10", "row 0, column 1");
+	refused("memnodes=1,distances=10:21/21", "row 1 has 1");
+	refused("memnodes=1,distances=10:21:30/21:10", "more numbers");
+	refused("memnodes=1,distances=10:x/21:10", "not a number");
+	refused("memnodes=1,distances=10:21/21:10/", "3 rows");
 	refused("cores=2,isolated=9", "isolated");
 	refused("cores=2,isolated=0-x", "isolated");
 	refused("cores=2,offline=0", "cpu0");

@@ -1,0 +1,175 @@
+/*
+ * test_memtypes.c: the memory a container is pinned to and exports, by
+ * memory type, on the Go policy's e2e machine n6 (two packages of one
+ * DRAM node, an HBM and a PMEM node near each). The cases are the Go
+ * suite's topology-aware/n6-hbm-cxl/test01-memory-types, as far as they
+ * hold without memory accounting: its first pod (default, dram, hbm, pmem)
+ * and the placements of its second (hbm,dram and pmem), before a request
+ * overflows a node.
+ */
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy_priv.h"
+#include "policylib.h"
+#include "testlib.h"
+#include "xmalloc.h"
+
+#define N6_DIST	"10:21:15:30:60:70/21:10:30:15:70:60/15:30:10:35:62:72/" \
+		"30:15:35:10:72:62/60:70:62:72:10:75/70:60:72:62:75:10"
+#define N6	"packages=2,cores=2,threads=2,mem=2G,memnodes=4," \
+		"memnodesize=1G/1G/4G/4G,distances=" N6_DIST
+#define KEY	"memory-type.resource-policy.nri.io/container."
+
+static struct env	e;
+
+static void
+setup(void)
+{
+	char	*dir = testlib_mksysfs(N6);
+
+	env_open(&e, testlib_topology(dir), "{}");
+	free(dir);
+}
+
+static void
+teardown(void)
+{
+	env_close(&e);
+}
+
+TestSuite(memtypes, .init = setup, .fini = teardown);
+
+/* The package of a container's CPUs. */
+static int
+package_of(const char *id)
+{
+	const struct pinning	*p = policy_pinning(e.P, id);
+
+	cr_assert_not_null(p, "%s is not placed", id);
+	return (topology_cpu(e.topo, cpuset_first(&p->cpus))->package);
+}
+
+/* A Guaranteed 100m container, annotated value (NULL none), pinned to
+ * want: nodes given for package 0, one more for package 1. */
+static void
+assert_mems(const char *id, const char *value, const char *want0)
+{
+	struct cpuset	 want = CPUSET_INITIALIZER, got = CPUSET_INITIALIZER;
+	char		*ann = NULL, *list;
+	int		 pkg, node;
+
+	if (value != NULL)
+		xasprintf(&ann, KEY "%s=%s", id, value);
+	cr_assert_eq(env_create(&e, id, "G", 100, 100, "default", ann, NULL),
+	    0, "%s: %s", id, e.cause ? e.cause : "");
+	free(ann);
+	pkg = package_of(id);
+	cr_assert_eq(cpuset_parse(&want, want0, NULL), 0);
+	CPUSET_FOREACH(node, &want)
+		cpuset_add(&got, node + pkg);
+	list = cpuset_format(&e.fx.self.mems);
+	cr_assert(cpuset_equal(&e.fx.self.mems, &got),
+	    "%s (%s) on package %d got memory %s", id, value ? value :
+	    "default", pkg, list);
+	free(list);
+	cpuset_clear(&want);
+	cpuset_clear(&got);
+}
+
+Test(memtypes, go_test01_pod0)
+{
+	/* Nodes on package 0: dram0 = 0, hbm0 = 2, pmem0 = 4. */
+	assert_mems("pod0c0", NULL, "0,4");
+	assert_mems("pod0c1", "dram", "0");
+	assert_mems("pod0c2", "hbm", "2");
+	assert_mems("pod0c3", "pmem", "4");
+}
+
+Test(memtypes, go_test01_pod1)
+{
+	assert_mems("pod1c0", "hbm,dram", "0,2");
+	assert_mems("pod1c1", "HBM,DRAM", "0,2");
+	assert_mems("pod1c2", "pmem", "4");
+	assert_mems("pod1c3", "mixed", "0,2,4");
+}
+
+/* What is exported: ALL_MEMS and the same split by type. */
+static char *
+export_of(const char *id)
+{
+	struct policy_kv	*kv;
+	char			*text = xstrdup(""), *t;
+	int			 n, i;
+
+	cr_assert_eq(policy_export(e.P, id, &kv, &n), 0);
+	for (i = 0; i < n; i++) {
+		xasprintf(&t, "%s%s=%s;", text, kv[i].key, kv[i].value);
+		free(text);
+		text = t;
+	}
+	policy_export_free(kv, n);
+	return (text);
+}
+
+Test(memtypes, exports_split_by_type)
+{
+	char	*text;
+	int	 pkg;
+
+	/* Best effort: shared, in a pool of one package. */
+	cr_assert_eq(env_create(&e, "d", "BE", -1, -1, "default", NULL,
+	    NULL), 0);
+	cr_assert_eq(env_create(&e, "h", "BE", -1, -1, "default",
+	    KEY "h=hbm", NULL), 0);
+	pkg = package_of("d");
+	text = export_of("d");
+	cr_assert(strstr(text, pkg == 0 ? "ALL_MEMS=0,4;" :
+	    "ALL_MEMS=1,5;") != NULL, "%s", text);
+	cr_assert(strstr(text, pkg == 0 ? "DRAM_MEMS=0;" : "DRAM_MEMS=1;") !=
+	    NULL, "%s", text);
+	cr_assert(strstr(text, pkg == 0 ? "PMEM_MEMS=4;" : "PMEM_MEMS=5;") !=
+	    NULL, "%s", text);
+	cr_assert_null(strstr(text, "HBM_MEMS"), "%s", text);
+	free(text);
+	/* The default types: its pool's file says it. */
+	cr_assert_not_null(policy_export_shared_pool(e.P, "d"));
+	/* Its own types: its own file. */
+	cr_assert_null(policy_export_shared_pool(e.P, "h"));
+	text = export_of("h");
+	pkg = package_of("h");
+	cr_assert(strstr(text, pkg == 0 ? "ALL_MEMS=2;" : "ALL_MEMS=3;") !=
+	    NULL, "%s", text);
+	cr_assert(strstr(text, pkg == 0 ? "HBM_MEMS=2;" : "HBM_MEMS=3;") !=
+	    NULL, "%s", text);
+	cr_assert_null(strstr(text, "DRAM_MEMS"), "%s", text);
+	free(text);
+}
+
+/* A value Go cannot read leaves the default types, and says so. */
+Test(memtypes, unknown_types_leave_the_default)
+{
+	int	i, warned = 0;
+
+	assert_mems("bad", "dram,flash", "0,4");
+	for (i = 0; i < e.fx.nwarnings; i++)
+		warned += strstr(e.fx.warnings[i], "flash") != NULL;
+	cr_assert_eq(warned, 1, "no warning naming the value");
+	assert_mems("spaced", "dram, pmem", "0,4");
+	assert_mems("empty", "", "0,4");
+	cr_assert_eq(e.fx.nwarnings, 0, "an empty value is no mistake");
+}
+
+/* Preserved memory: pinned to nothing, exported as its pool's. */
+Test(memtypes, preserved_memory_is_left_alone)
+{
+	cr_assert_eq(env_create(&e, "p", "BE", -1, -1, "default",
+	    "memory.preserve.resource-policy.nri.io/container.p=true;"
+	    KEY "p=hbm", NULL), 0);
+	cr_assert_eq(e.fx.self.pin_mems, 0);
+	cr_assert_not_null(policy_export_shared_pool(e.P, "p"));
+}
