@@ -482,4 +482,46 @@ def test_exit_status():
     assert r.returncode == 0 and r.stdout == "", (r.stdout, r.stderr)
 
 
+# The Go e2e machine n6: a DRAM node per package, and near each an HBM
+# (1G) and a PMEM (4G) node, with its distances.
+N6 = ("packages=2,cores=2,threads=2,mem=2G,memnodes=4,"
+      "memnodesize=1G/1G/4G/4G,distances=10:21:15:30:60:70/"
+      "21:10:30:15:70:60/15:30:10:35:62:72/30:15:35:10:72:62/"
+      "60:70:62:72:10:75/70:60:72:62:75:10")
+
+
+def test_memory_types_on_n6():
+    """A scenario's memory-type annotations pin memory by type, as the
+    Go suite's n6 test01 expects before any node fills: DRAM and PMEM by
+    default, else the types asked for, the default with a warning for a
+    type Go does not know."""
+    root = tap.mksysfs(N6, "n6")
+    lines = []
+    for name, value in (("c0", None), ("c1", "dram"), ("c2", "hbm"),
+                        ("c3", "pmem"), ("c4", "hbm,dram"),
+                        ("c5", "dram,flash")):
+        ann = {} if value is None else {
+            "memory-type.resource-policy.nri.io/container." + name: value}
+        lines.append(json.dumps({"op": "create", "id": name, "name": name,
+                                 "pod": "pod0", "namespace": "default",
+                                 "qos": "Guaranteed", "cpuRequest": "100m",
+                                 "cpuLimit": "100m", "annotations": ann}))
+    r = subprocess.run([os.path.join(tap.builddir(), "topoaware-sim"),
+                        "--sysfs-root", root, "-"],
+                       input="\n".join(lines) + "\n", capture_output=True,
+                       text=True, timeout=60)
+    replies = [json.loads(line) for line in r.stdout.splitlines()]
+    assert r.returncode == 0 and len(replies) == 6, (r.stdout, r.stderr)
+    # Node k is package k's DRAM, 2 + k its HBM, 4 + k its PMEM.
+    want = {"c0": {0, 4}, "c1": {0}, "c2": {2}, "c3": {4}, "c4": {0, 2},
+            "c5": {0, 4}}
+    for name, reply in zip(sorted(want), replies):
+        assert reply["ok"], reply
+        pkg = 0 if cpus(reply["cpus"]) <= {0, 1, 4, 5} else 1
+        assert cpus(reply["mems"]) == {n + pkg for n in want[name]}, \
+            (name, reply)
+    assert any("flash" in w for w in replies[5].get("warnings", [])), \
+        replies[5]
+
+
 tap.run(globals())
