@@ -4,11 +4,13 @@
  * A queue holds the containers whose files may have changed this turn;
  * the flush renders each one's text and writes it only when a digest of
  * what the file holds says it changed (after a start, a file is read back
- * once to learn it, if containers/ held it then). A shared container says exactly what its pool's file
- * says, so its folder is a link to pools/<pool>: when a claim
- * or an exclusive container moves a pool's shared CPUs, the pool's one
- * file is rewritten and the links stay. Failures are logged and counted,
- * and the file is tried again the next time it is queued.
+ * once to learn it, if containers/ held it then). A shared container says
+ * exactly what its pool's file says, so its folder is a link to
+ * pools/<pool>: when a claim or an exclusive container moves a pool's
+ * shared CPUs, the pool's one file is rewritten and the links stay; a
+ * shared container with memory types of its own has a file of its own.
+ * Failures are logged and counted, and the file is tried again the next
+ * time it is queued.
  */
 #include "autoconf.h"
 
