@@ -58,24 +58,11 @@ set_milli(json_t *o, const char *k, long long v)
 	json_object_set_new(o, k, json_string(buf));
 }
 
-/* Whether jansson would take s: a field it would refuse is left out
- * here too, so both writers agree. */
-static int
-is_utf8(const char *s)
-{
-	const unsigned char	*p = (const unsigned char *)s;
-	size_t			 n;
-
-	for (; *p != '\0'; p += n)
-		if ((n = *p < 0x80 ? 1 : utf8_seqlen(p)) == 0)
-			return (0);
-	return (1);
-}
-
 static void
 tb_field(struct textbuf *b, int *first, const char *key, const char *v)
 {
-	if (v == NULL || !is_utf8(v))
+	/* A field jansson would refuse is left out, as before. */
+	if (v == NULL || !utf8_valid(v))
 		return;
 	if (!*first)
 		tb_lit(b, ",");
@@ -110,7 +97,7 @@ tb_kv_object(struct textbuf *b, int *first, const char *key,
 	tb_str(b, key);
 	tb_lit(b, ":{");
 	for (i = 0; i < n; i++)
-		if (is_utf8(kv[i].key))
+		if (utf8_valid(kv[i].key))
 			tb_field(b, &inner, kv[i].key, kv[i].value);
 	tb_lit(b, "}");
 }

@@ -1832,20 +1832,21 @@ static void
 export_typed(const struct policy *P, struct policy_kv *kv, int *n,
     const struct cpuset *mems)
 {
-	static const char *const names[] = { "DRAM_MEMS", "PMEM_MEMS",
-	    "HBM_MEMS" };
+	/* By enum mem_type. */
+	static const char *const names[MEM_TYPE_HBM + 1] = { "DRAM_MEMS",
+	    "PMEM_MEMS", "HBM_MEMS" };
 	const struct topo_node	*node;
-	struct cpuset		 of[3];
+	struct cpuset		 of[MEM_TYPE_HBM + 1];
 	int			 id, ty;
 
-	for (ty = 0; ty < 3; ty++)
+	for (ty = 0; ty <= MEM_TYPE_HBM; ty++)
 		cpuset_init(&of[ty]);
 	CPUSET_FOREACH(id, mems) {
 		if ((node = topology_node_by_id(P->topo, id)) != NULL &&
-		    node->memory > 0 && (int)node->type < 3)
+		    node->memory > 0 && (int)node->type <= MEM_TYPE_HBM)
 			cpuset_add(&of[node->type], id);
 	}
-	for (ty = 0; ty < 3; ty++) {
+	for (ty = 0; ty <= MEM_TYPE_HBM; ty++) {
 		export_add(kv, n, names[ty], &of[ty], 0);
 		cpuset_clear(&of[ty]);
 	}

@@ -35,6 +35,18 @@ utf8_seqlen(const unsigned char *p)
 	return (n);
 }
 
+int
+utf8_valid(const char *s)
+{
+	const unsigned char	*p;
+	size_t			 n;
+
+	for (p = (const unsigned char *)s; *p != '\0'; p += n)
+		if ((n = *p < 0x80 ? 1 : utf8_seqlen(p)) == 0)
+			return (0);
+	return (1);
+}
+
 char *
 utf8_clean(const char *s)
 {
@@ -42,10 +54,7 @@ utf8_clean(const char *s)
 	char			*out, *q;
 	size_t			 n;
 
-	for (p = (const unsigned char *)s; *p != '\0'; p += n)
-		if ((n = *p < 0x80 ? 1 : utf8_seqlen(p)) == 0)
-			break;
-	if (*p == '\0')
+	if (utf8_valid(s))
 		return (xstrdup(s));
 	q = out = xmalloc(3 * strlen(s) + 1);
 	for (p = (const unsigned char *)s; *p != '\0'; p += n) {

@@ -299,6 +299,18 @@ acc_updates(const struct acc *a, const struct policy *P,
  * a cpuset is kilobytes long, and a message over 4 MiB would be refused
  * whole.
  */
+/* The bytes each update takes in a message (nriupd_size), to free. */
+static size_t *
+updates_sizes(const struct nri_updates *us)
+{
+	size_t	*sizes, i;
+
+	sizes = xreallocarray(NULL, us->n + 1, sizeof *sizes);
+	for (i = 0; i < us->n; i++)
+		sizes[i] = nriupd_size(us->v[i]);
+	return (sizes);
+}
+
 static size_t
 updates_fit(const size_t *sizes, size_t n, size_t budget, size_t *used)
 {
@@ -683,9 +695,7 @@ flush_cb(evutil_socket_t fd, short what, void *arg)
 	acc_updates(&n->queue, n->srv->policy, &us);
 	acc_reset(&n->queue);
 	/* Each update is sized once, and packed once (nriupd.c). */
-	sizes = xreallocarray(NULL, us.n + 1, sizeof *sizes);
-	for (i = 0; i < us.n; i++)
-		sizes[i] = nriupd_size(us.v[i]);
+	sizes = updates_sizes(&us);
 	for (off = 0; off < us.n && !c->dead; off += k) {
 		k = us.n - off;
 		if (k > NRI_UPDATES_PER_REQUEST)
@@ -890,9 +900,7 @@ reply_updates(struct call *call, ProtobufCMessage *resp, size_t *n_update,
 	*update = NULL;
 	nri_updates_init(&us);
 	acc_updates(a, call->c->n->srv->policy, &us);
-	sizes = xreallocarray(NULL, us.n + 1, sizeof *sizes);
-	for (i = 0; i < us.n; i++)
-		sizes[i] = nriupd_size(us.v[i]);
+	sizes = updates_sizes(&us);
 	fixed = protobuf_c_message_get_packed_size(resp);
 	if (fixed < NRI_REPLY_BYTES)
 		k = updates_fit(sizes, us.n, NRI_REPLY_BYTES - fixed, &used);

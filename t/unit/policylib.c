@@ -186,6 +186,32 @@ env_cpus_of(struct env *e, const char *id)
 	return (cpuset_format(&p->cpus));
 }
 
+char *
+env_export_text(struct policy_kv *kv, int n)
+{
+	char	*out = xstrdup(""), *tmp;
+	int	 i;
+
+	for (i = 0; i < n; i++) {
+		xasprintf(&tmp, "%s%s=%s\n", out, kv[i].key, kv[i].value);
+		free(out);
+		out = tmp;
+	}
+	policy_export_free(kv, n);
+	return (out);
+}
+
+char *
+env_export(struct env *e, const char *id)
+{
+	struct policy_kv	*kv;
+	int			 n;
+
+	cr_assert_eq(policy_export(e->P, id, &kv, &n), 0, "no export of %s",
+	    id);
+	return (env_export_text(kv, n));
+}
+
 int
 env_free_cpus(struct env *e)
 {

@@ -39,6 +39,10 @@ char	*env_self_cpus(struct env *);
 const struct pinning *env_update(struct env *, const char *id);
 /* The pinning the policy holds for a container, as list form. */
 char	*env_cpus_of(struct env *, const char *id);
+/* An export as "KEY=value\n" lines; kv is freed (policy_export_free). */
+char	*env_export_text(struct policy_kv *kv, int n);
+/* A container's export (policy_export) as such lines. */
+char	*env_export(struct env *, const char *id);
 /* Total free isolated + sharable CPUs over the leaves, to see takes. */
 int	env_free_cpus(struct env *);
 

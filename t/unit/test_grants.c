@@ -1254,22 +1254,6 @@ Test(grants, state_text_random_walk, .timeout = 120)
 		free(claims[i]);
 }
 
-/* The text of an export, for comparing two. */
-static char *
-export_text(struct policy_kv *kv, int n)
-{
-	char	*out = xstrdup(""), *tmp;
-	int	 i;
-
-	for (i = 0; i < n; i++) {
-		xasprintf(&tmp, "%s%s=%s\n", out, kv[i].key, kv[i].value);
-		free(out);
-		out = tmp;
-	}
-	policy_export_free(kv, n);
-	return (out);
-}
-
 /*
  * A shared container's resources.sh says what its pool's does, word for
  * word, whatever moved (so one pool file can serve them all); an
@@ -1305,9 +1289,9 @@ Test(grants, shared_exports_are_their_pools)
 			p = policy_export_shared_pool(e.P, shared[i]);
 			cr_assert_not_null(p, "%s", shared[i]);
 			cr_assert_eq(policy_export(e.P, shared[i], &kv, &n), 0);
-			a = export_text(kv, n);
+			a = env_export_text(kv, n);
 			cr_assert_eq(policy_export_pool(e.P, p, &kv, &n), 0);
-			b = export_text(kv, n);
+			b = env_export_text(kv, n);
 			cr_assert_str_eq(a, b, "%s in %s", shared[i], p->name);
 			cr_assert_not_null(strstr(a, "SHARED_CPUS="), "%s", a);
 			free(a);

@@ -19,10 +19,6 @@
 #include "testlib.h"
 #include "xmalloc.h"
 
-#define N6_DIST	"10:21:15:30:60:70/21:10:30:15:70:60/15:30:10:35:62:72/" \
-		"30:15:35:10:72:62/60:70:62:72:10:75/70:60:72:62:75:10"
-#define N6	"packages=2,cores=2,threads=2,mem=2G,memnodes=4," \
-		"memnodesize=1G/1G/4G/4G,distances=" N6_DIST
 #define KEY	"memory-type.resource-policy.nri.io/container."
 
 static struct env	e;
@@ -30,7 +26,7 @@ static struct env	e;
 static void
 setup(void)
 {
-	char	*dir = testlib_mksysfs(N6);
+	char	*dir = testlib_mksysfs(TESTLIB_N6);
 
 	env_open(&e, testlib_topology(dir), "{}");
 	free(dir);
@@ -98,28 +94,41 @@ Test(memtypes, go_test01_pod1)
 	assert_mems("pod1c3", "mixed", "0,2,4");
 }
 
-/* What is exported: ALL_MEMS and the same split by type. */
-static char *
-export_of(const char *id)
+/*
+ * That the export of id, on package pkg, says key is the nodes given for
+ * package 0 shifted by pkg (NULL: does not say key).
+ */
+static void
+assert_var(const char *id, int pkg, const char *key, const char *nodes0)
 {
-	struct policy_kv	*kv;
-	char			*text = xstrdup(""), *t;
-	int			 n, i;
+	struct cpuset	 want = CPUSET_INITIALIZER, got = CPUSET_INITIALIZER;
+	char		*text = env_export(&e, id), *line, *list;
+	int		 node;
 
-	cr_assert_eq(policy_export(e.P, id, &kv, &n), 0);
-	for (i = 0; i < n; i++) {
-		xasprintf(&t, "%s%s=%s;", text, kv[i].key, kv[i].value);
-		free(text);
-		text = t;
+	xasprintf(&line, "%s=", key);
+	if (nodes0 == NULL)
+		cr_assert_null(strstr(text, line), "%s says %s", id, text);
+	else {
+		cr_assert_eq(cpuset_parse(&want, nodes0, NULL), 0);
+		CPUSET_FOREACH(node, &want)
+			cpuset_add(&got, node + pkg);
+		list = cpuset_format(&got);
+		free(line);
+		xasprintf(&line, "%s=%s\n", key, list);
+		cr_assert_not_null(strstr(text, line), "%s says %s, not %s",
+		    id, text, line);
+		free(list);
 	}
-	policy_export_free(kv, n);
-	return (text);
+	free(line);
+	free(text);
+	cpuset_clear(&want);
+	cpuset_clear(&got);
 }
 
+/* What is exported: ALL_MEMS and the same split by type. */
 Test(memtypes, exports_split_by_type)
 {
-	char	*text;
-	int	 pkg;
+	int	pkg;
 
 	/* Best effort: shared, in a pool of one package. */
 	cr_assert_eq(env_create(&e, "d", "BE", -1, -1, "default", NULL,
@@ -127,27 +136,18 @@ Test(memtypes, exports_split_by_type)
 	cr_assert_eq(env_create(&e, "h", "BE", -1, -1, "default",
 	    KEY "h=hbm", NULL), 0);
 	pkg = package_of("d");
-	text = export_of("d");
-	cr_assert(strstr(text, pkg == 0 ? "ALL_MEMS=0,4;" :
-	    "ALL_MEMS=1,5;") != NULL, "%s", text);
-	cr_assert(strstr(text, pkg == 0 ? "DRAM_MEMS=0;" : "DRAM_MEMS=1;") !=
-	    NULL, "%s", text);
-	cr_assert(strstr(text, pkg == 0 ? "PMEM_MEMS=4;" : "PMEM_MEMS=5;") !=
-	    NULL, "%s", text);
-	cr_assert_null(strstr(text, "HBM_MEMS"), "%s", text);
-	free(text);
+	assert_var("d", pkg, "ALL_MEMS", "0,4");
+	assert_var("d", pkg, "DRAM_MEMS", "0");
+	assert_var("d", pkg, "PMEM_MEMS", "4");
+	assert_var("d", pkg, "HBM_MEMS", NULL);
 	/* The default types: its pool's file says it. */
 	cr_assert_not_null(policy_export_shared_pool(e.P, "d"));
 	/* Its own types: its own file. */
 	cr_assert_null(policy_export_shared_pool(e.P, "h"));
-	text = export_of("h");
 	pkg = package_of("h");
-	cr_assert(strstr(text, pkg == 0 ? "ALL_MEMS=2;" : "ALL_MEMS=3;") !=
-	    NULL, "%s", text);
-	cr_assert(strstr(text, pkg == 0 ? "HBM_MEMS=2;" : "HBM_MEMS=3;") !=
-	    NULL, "%s", text);
-	cr_assert_null(strstr(text, "DRAM_MEMS"), "%s", text);
-	free(text);
+	assert_var("h", pkg, "ALL_MEMS", "2");
+	assert_var("h", pkg, "HBM_MEMS", "2");
+	assert_var("h", pkg, "DRAM_MEMS", NULL);
 }
 
 /* A value Go cannot read leaves the default types, and says so. */

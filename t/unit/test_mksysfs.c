@@ -526,18 +526,10 @@ Test(mksysfs, memnodes_discovered)
 	free(dir);
 }
 
-/*
- * The Go policy's e2e machine n6: two packages of one DRAM node each, two
- * small (HBM) and two large (PMEM) memory-only nodes, its distances.
- */
-#define N6_DIST	"10:21:15:30:60:70/21:10:30:15:70:60/15:30:10:35:62:72/" \
-		"30:15:35:10:72:62/60:70:62:72:10:75/70:60:72:62:75:10"
-#define N6	"packages=2,cores=2,threads=2,mem=2G,memnodes=4," \
-		"memnodesize=1G/1G/4G/4G,distances=" N6_DIST
-
+/* The Go policy's e2e machine n6 (TESTLIB_N6). */
 Test(mksysfs, n6_sizes_and_distances)
 {
-	char		*dir = testlib_mksysfs(N6);
+	char		*dir = testlib_mksysfs(TESTLIB_N6);
 	struct topology	*t = testlib_topology(dir);
 	static const int row3[] = { 30, 15, 35, 10, 72, 62 };
 	int		 i;

@@ -11,6 +11,17 @@
 #include "cpuset.h"
 #include "topology.h"
 
+/*
+ * topoaware-mksysfs's spec of the Go policy's e2e machine n6: two packages
+ * of one DRAM node (0, 1), an HBM node (2, 3: 1G) and a PMEM node (4, 5:
+ * 4G) near each, with the suite's distances.
+ */
+#define TESTLIB_N6_DIST	"10:21:15:30:60:70/21:10:30:15:70:60/" \
+			"15:30:10:35:62:72/30:15:35:10:72:62/" \
+			"60:70:62:72:10:75/70:60:72:62:75:10"
+#define TESTLIB_N6	"packages=2,cores=2,threads=2,mem=2G,memnodes=4," \
+			"memnodesize=1G/1G/4G/4G,distances=" TESTLIB_N6_DIST
+
 /* Root of a recorded machine ("server", "desktop", ...); static storage. */
 const char		*testlib_sysfs(const char *machine);
 /* A fresh private folder under the test's temporary folder (caller frees). */
