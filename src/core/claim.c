@@ -487,6 +487,8 @@ unpin_containers(struct policy *P, const char *uid, struct policy_effects *fx)
 		}
 		ng->nclaims = k;
 		ng->dirty = 1;
+		/* Its memory follows the claims it keeps, or its pool. */
+		policy_mem_drop(P, g->key);
 		cpuset_zero(&ng->exclusive);
 		for (j = 0; j < k; j++)
 			if ((held = policy_claim_cpus(P, ng->claims[j])) !=
@@ -509,7 +511,8 @@ unpin_containers(struct policy *P, const char *uid, struct policy_effects *fx)
 			why = NULL;
 			ng->dirty = 1;
 			pinning_copy(&ng->applied, &g->applied);
-		}
+		} else
+			(void)policy_mem_take(P, ng, NULL, 1, NULL);
 		policy_put(P, 0, ng->key, ng);
 	}
 	free(v);

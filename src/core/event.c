@@ -138,6 +138,20 @@ tb_spec_event(struct textbuf *b, const struct container_spec *s,
 		tb_int(b, (long long)c.kube_labels);
 	}
 	tb_kv_object(b, &first, "podLabels", c.pod_labels, c.npod_labels);
+	if (c.mem_limit > 0) {
+		if (!first)
+			tb_lit(b, ",");
+		first = 0;
+		tb_lit(b, "\"memLimit\":");
+		tb_int(b, c.mem_limit);
+	}
+	if (c.has_oom) {
+		if (!first)
+			tb_lit(b, ",");
+		first = 0;
+		tb_lit(b, "\"oomScoreAdj\":");
+		tb_int(b, c.oom_adj);
+	}
 	tb_field(b, &first, "op", op);
 	tb_lit(b, "}");
 	cspec_clear(&c);
@@ -154,7 +168,8 @@ event_create(const struct container_spec *s)
 }
 
 char *
-event_update(const char *id, long long request, long long limit)
+event_update(const char *id, long long request, long long limit,
+    long long mem_limit)
 {
 	json_t	*o = json_object();
 
@@ -162,6 +177,9 @@ event_update(const char *id, long long request, long long limit)
 	set_string(o, "id", id);
 	set_milli(o, "cpuRequest", request);
 	set_milli(o, "cpuLimit", limit);
+	if (mem_limit >= 0)
+		json_object_set_new(o, "memLimit",
+		    json_integer((json_int_t)mem_limit));
 	return (text_of(o));
 }
 

@@ -11,7 +11,8 @@
 #include "policy.h"
 
 char	*event_create(const struct container_spec *);
-char	*event_update(const char *id, long long request, long long limit);
+char	*event_update(const char *id, long long request, long long limit,
+	    long long mem_limit);
 char	*event_remove(const char *id);
 char	*event_sync(const struct container_spec *, int);
 char	*event_claim(const char *uid, const struct claim_result *, int,

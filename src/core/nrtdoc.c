@@ -94,7 +94,8 @@ nrtdoc_zone(const struct policy *P, const struct pool *p)
 	const struct supply	*s = &P->sup[p->id];
 	const struct topo_node	*node;
 	struct cpuset		 cpus = CPUSET_INITIALIZER;
-	unsigned long long	 mem = 0;
+	unsigned long long	 mem = 0, avail;
+	long long		 left;
 	json_t			*z, *res, *attrs, *cap;
 	int			 id;
 
@@ -117,10 +118,17 @@ nrtdoc_zone(const struct policy *P, const struct pool *p)
 		if ((node = topology_node_by_id(P->topo, id)) != NULL)
 			mem += node->memory;
 	}
-	/* The policy does not account memory: all of it is available. */
+	/* Available: what no container whose memory zone lies within
+	 * the pool's nodes holds (libmem's zone free, as Go reports it);
+	 * all of it when memory is not accounted. */
+	if (P->mem != NULL && (left = memalloc_zone_free(P->mem,
+	    policy_mem_mask(P, &p->mems))) < (long long)mem)
+		avail = left < 0 ? 0 : (unsigned long long)left;
+	else
+		avail = mem;
 	cap = nrtdoc_bytes(mem);
 	json_array_append_new(res, nrtdoc_resource("memory", cap,
-	    nrtdoc_bytes(mem)));
+	    nrtdoc_bytes(avail)));
 	json_decref(cap);
 	json_object_set_new(z, "resources", res);
 

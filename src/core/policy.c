@@ -255,6 +255,7 @@ policy_build(const struct topology *t, const struct config *cfg,
 	}
 	supply_init_all(P);
 	mem_offers_init(P);
+	policy_mem_init(P);
 	P->ctrs = strmap_new();
 	P->claims = strmap_new();
 	index_init(P);
@@ -280,6 +281,7 @@ policy_free(struct policy *P)
 	grant_free_all(P->claims);
 	supply_clear_all(P);
 	mem_offers_free(P);
+	policy_mem_free(P);
 	cpualloc_free(P->alloc);
 	pool_tree_free(P->tree);
 	config_free(P->cfg);
@@ -311,6 +313,7 @@ struct score {
 	int	mem_match;	/* and they hold every wanted type */
 	int	mem_own;	/* the pool's own nodes hold them */
 	int	burst;		/* shared milli-CPU it can grant now */
+	long long mem_cap;	/* bytes its nodes of the types hold */
 };
 
 struct scoring {
@@ -453,15 +456,33 @@ policy_mem_types(const struct policy *P, const struct grant *g)
 	return (g->req.mem_preserve ? P->mem_default : g->req.mem_types);
 }
 
+/*
+ * With memory accounted, the offer is the allocator's for the container's
+ * request (getMemOffer): it fails when the memory cannot be had, and may
+ * be wider than the unaccounted one when the pool's nodes are short.
+ */
 static void
 mem_offer(const struct policy *P, const struct pool *p,
-    const struct request *r, struct score *s)
+    const struct scoring *sc, struct score *s)
 {
+	const struct request	*r = sc->r;
 	const struct mem_offer	*o = policy_mem_offer(P, p, r->mem_types);
+	memmask_t		 zone;
 
 	s->mems = o->mems;
 	s->mem_match = o->match;
 	s->mem_own = o->own;
+	if (P->mem == NULL)
+		return;
+	if (policy_mem_score(P, p, sc->spec->id, r, sc->spec, &zone) != 0) {
+		s->mems = 0;
+		s->mem_match = 0;
+		return;
+	}
+	s->mems = __builtin_popcountll(zone);
+	s->mem_match = r->mem_types != 0 &&
+	    memalloc_zone_types(P->mem, zone) == r->mem_types;
+	s->mem_cap = memalloc_zone_capacity(P->mem, policy_mem_pool(P, p, r));
 }
 
 static void
@@ -533,7 +554,7 @@ score_pools(struct scoring *sc)
 		p = pool_tree_get(P->tree, id);
 		s->reserved = room[np + id];
 		s->shared = s->burst = room[id];
-		mem_offer(P, p, r, s);
+		mem_offer(P, p, sc, s);
 		if (r->type == CPU_RESERVED)
 			s->reserved -= part;
 		else {
@@ -567,6 +588,15 @@ score_pools(struct scoring *sc)
 	}
 	free(room);
 	free(aff);
+}
+
+#define P_MEM(sc)	((sc)->P->mem != NULL)
+
+/* What a container's memory takes: its request, else its limit. */
+static long long
+mem_amount(const struct request *r)
+{
+	return (r->mem_req > 0 ? r->mem_req : r->mem_lim);
 }
 
 /*
@@ -605,6 +635,16 @@ score_cmp(const struct scoring *sc, const struct pool *x, const struct pool *y,
 		DECIDE("memory offer", s1->mems > 0 ? -1 : 1);
 	if (s1->mem_match != s2->mem_match)
 		DECIDE("memory types offered", s1->mem_match ? -1 : 1);
+	/* A request below its limit: the pool whose nodes hold the limit
+	 * (or, unlimited, more memory) wins. */
+	if (P_MEM(sc) && s1->mems > 0 && s2->mems > 0 &&
+	    mem_amount(r) != r->mem_lim) {
+		if (r->mem_lim != 0 ? (s1->mem_cap >= r->mem_lim) !=
+		    (s2->mem_cap >= r->mem_lim) : s1->mem_cap != s2->mem_cap)
+			DECIDE("memory burstability", (r->mem_lim != 0 ?
+			    s1->mem_cap >= r->mem_lim :
+			    s1->mem_cap > s2->mem_cap) ? -1 : 1);
+	}
 
 	if (sc->spec->qos == QOS_BURSTABLE) {
 		b1 = s1->burst;
@@ -793,6 +833,25 @@ policy_pick_pool(struct policy *P, const struct container_spec *s,
 }
 
 /*
+ * CPUs of pool p and then the memory of g (memgrant.c), or neither with
+ * *cause: the memory may be short where the CPUs are not.
+ */
+static int
+allocate_in(struct policy *P, struct pool *p, const struct request *r,
+    struct grant *g, char **cause)
+{
+	struct undoctx	u;
+	int		rc;
+
+	undo_begin(P, NULL, &u);
+	if ((rc = supply_allocate(P, p, r, g, cause)) == 0 &&
+	    (rc = policy_mem_take(P, g, NULL, 0, cause)) != 0)
+		undo_fail(P, &u);
+	undo_end(P, &u);
+	return (rc);
+}
+
+/*
  * Allocate a container grant: reserved requests from the root, the others
  * from the best pool by score, or the hinted pool (its old one on update)
  * when that one can still take it. affs are its affinities as the caller
@@ -814,11 +873,10 @@ policy_allocate_container(struct policy *P, struct grant *g,
 	    cpuset_empty(&pool_tree_root(P->tree)->reserved))
 		r.type = CPU_NORMAL;
 	if (r.type != CPU_NORMAL)
-		return (supply_allocate(P, pool_tree_root(P->tree), &r, g,
-		    cause));
+		return (allocate_in(P, pool_tree_root(P->tree), &r, g, cause));
 
 	if (hint != NULL && (p = pool_tree_find(P->tree, hint)) != NULL) {
-		if (supply_allocate(P, p, &r, g, &why) == 0)
+		if (allocate_in(P, p, &r, g, &why) == 0)
 			return (0);
 		free(why);
 		why = NULL;
@@ -829,7 +887,7 @@ policy_allocate_container(struct policy *P, struct grant *g,
 		affs = &own;
 	}
 	best = best_pool(P, g, &r, affs, NULL, &sc);
-	rc = supply_allocate(P, best, &r, g, &why);
+	rc = allocate_in(P, best, &r, g, &why);
 	if (rc != 0) {
 		xasprintf(cause, "container %s: %s", g->key, why);
 		free(why);
@@ -922,8 +980,8 @@ node_pool(const struct policy *P, int node)
  * CPUs, what that node's pool offers the container's memory types, as for
  * any container of that pool.
  */
-static void
-claim_mems(const struct policy *P, const struct grant *g,
+void
+policy_claim_mems(const struct policy *P, const struct grant *g,
     struct cpuset *mems)
 {
 	struct cpuset		 dram = CPUSET_INITIALIZER;
@@ -969,8 +1027,8 @@ policy_pin(const struct policy *P, const struct grant *g, struct pinning *pin)
 		pin->pin_cpus = 1;
 		cpuset_copy(&pin->cpus, &g->exclusive);
 		pin->pin_mems = P->cfg->pin_memory;
-		if (pin->pin_mems)
-			claim_mems(P, g, &pin->mems);
+		if (pin->pin_mems && !policy_mem_zone(P, g->key, &pin->mems))
+			policy_claim_mems(P, g, &pin->mems);
 		pin->shares = milli_to_shares(1000LL *
 		    cpuset_count(&g->exclusive));
 		return;
@@ -1001,7 +1059,8 @@ policy_pin(const struct policy *P, const struct grant *g, struct pinning *pin)
 	}
 	if (P->cfg->pin_memory && !g->req.mem_preserve) {
 		pin->pin_mems = 1;
-		export_mems(P, p, g->req.mem_types, &pin->mems);
+		if (!policy_mem_zone(P, g->key, &pin->mems))
+			export_mems(P, p, g->req.mem_types, &pin->mems);
 	}
 	cpuset_clear(&shared);
 }
@@ -1280,6 +1339,7 @@ void
 grant_fallback(struct policy *P, struct grant *g)
 {
 	struct pool	*root = pool_tree_root(P->tree);
+	struct request	 r = g->req;
 
 	g->kind = GRANT_CONTAINER;
 	g->pool = root;
@@ -1290,10 +1350,15 @@ grant_fallback(struct policy *P, struct grant *g)
 	g->dirty = 1;
 	memset(&g->req, 0, sizeof g->req);
 	g->req.zero_req = 1;
+	/* Its memory is still accounted, of the types it asked for. */
+	g->req.mem_req = r.mem_req;
+	g->req.mem_lim = r.mem_lim;
+	g->req.mem_types = r.mem_types != 0 ? r.mem_types : P->mem_default;
 	g->req.prio = P->cfg->default_prio;
 	cpuset_zero(&g->exclusive);
 	undo_supply(P, root->id);
 	P->sup[root->id].zero_req++;
+	(void)policy_mem_take(P, g, NULL, 1, NULL);
 }
 
 static void
@@ -1317,7 +1382,7 @@ container_grant(struct policy *P, const struct cspec *spec, const char *hint,
 {
 	struct affinity_set	 affs = { 0, NULL };
 	struct grant		*g;
-	int			 rc;
+	int			 rc, pinned = 0;
 
 	*out = NULL;
 	g = grant_new(spec->id, GRANT_CONTAINER);
@@ -1326,7 +1391,7 @@ container_grant(struct policy *P, const struct cspec *spec, const char *hint,
 	 * one pinned to a claim is refused for a bad annotation too. */
 	if ((rc = request_from_spec(P, &g->spec, &g->req, cause)) != 0 ||
 	    (rc = affinity_of(&g->spec, &affs, cause)) != 0 ||
-	    (!policy_pin_to_claims(P, g, prev, fx) &&
+	    (!(pinned = policy_pin_to_claims(P, g, prev, fx)) &&
 	    (rc = policy_allocate_container(P, g, hint, &affs, fx,
 	    cause)) != 0)) {
 		affinity_set_clear(&affs);
@@ -1334,6 +1399,10 @@ container_grant(struct policy *P, const struct cspec *spec, const char *hint,
 		return (rc);
 	}
 	affinity_set_clear(&affs);
+	/* A claim is a contract: its container's memory is accounted on
+	 * the claim's nodes even when they are short. */
+	if (pinned)
+		(void)policy_mem_take(P, g, NULL, 1, NULL);
 	if (g->req.mem_types_bad && fx != NULL)
 		policy_warn(fx, "container %s: memory-type \"%s\": %s; its "
 		    "memory is of the default types", g->key,
@@ -1412,7 +1481,8 @@ policy_create(struct policy *P, const struct container_spec *s,
 
 int
 policy_update(struct policy *P, const char *id, long long request,
-    long long limit, struct policy_effects *fx, char **cause)
+    long long limit, long long mem_limit, struct policy_effects *fx,
+    char **cause)
 {
 	struct undoctx	 u;
 	struct grant	*old, *g;
@@ -1429,15 +1499,25 @@ policy_update(struct policy *P, const char *id, long long request,
 		    "range", id);
 		return (-EINVAL);
 	}
+	if (mem_limit < -1 || mem_limit > POLICY_MAX_MEMORY) {
+		xasprintf(cause, "container %s: memory limit out of range", id);
+		return (-EINVAL);
+	}
 	undo_begin(P, fx, &u);
 	cspec_dup(&spec, &old->spec);
 	spec.request = request;
 	spec.limit = limit;
+	if (mem_limit >= 0)
+		spec.mem_limit = mem_limit;
 	if (old->kind == GRANT_CLAIM_PINNED) {
-		/* Its CPUs are the claims', whatever it asks for. */
+		/* Its CPUs are the claims', whatever it asks for; its
+		 * memory is taken again at its new size. */
 		g = grant_dup(old);
 		cspec_clear(&g->spec);
 		g->spec = spec;
+		(void)request_from_spec(P, &g->spec, &g->req, NULL);
+		policy_mem_drop(P, id);
+		(void)policy_mem_take(P, g, NULL, 1, NULL);
 		policy_put(P, 0, id, g);
 		policy_refresh(P, id, 0, fx);
 		fx->save = 1;
@@ -1486,7 +1566,7 @@ policy_remove(struct policy *P, const char *id, struct policy_effects *fx)
  */
 int
 policy_carry_container(struct policy *N, const struct grant *old,
-    struct policy_effects *fx, char **cause)
+    const struct cpuset *mem, struct policy_effects *fx, char **cause)
 {
 	struct grant	*g;
 	char		*why = NULL;
@@ -1503,6 +1583,8 @@ policy_carry_container(struct policy *N, const struct grant *old,
 		cpuset_copy(&g->exclusive, &old->exclusive);
 		g->pool = pool_tree_find(N->tree, old->pool->name);
 		if (g->pool != NULL && supply_reserve(N, g, &why) == 0) {
+			/* Its memory where it was, or found again. */
+			(void)policy_mem_take(N, g, mem, 1, NULL);
 			pinning_copy(&g->applied, &old->applied);
 			policy_put(N, 0, g->key, g);
 			rewait(N, g, fx);
@@ -1518,6 +1600,20 @@ policy_carry_container(struct policy *N, const struct grant *old,
 	pinning_copy(&g->applied, &old->applied);
 	policy_put(N, 0, g->key, g);
 	return (0);
+}
+
+/* A container of P carried into N with the memory zone it has in P. */
+static int
+carry_from(struct policy *N, const struct policy *P, const struct grant *old,
+    struct policy_effects *fx, char **cause)
+{
+	struct cpuset	zone = CPUSET_INITIALIZER;
+	int		rc;
+
+	rc = policy_carry_container(N, old, policy_mem_zone(P, old->key,
+	    &zone) ? &zone : NULL, fx, cause);
+	cpuset_clear(&zone);
+	return (rc);
 }
 
 /* Claims first, with the same CPUs, or the whole thing fails. */
@@ -1576,7 +1672,7 @@ policy_reconfigure(struct policy *P, const struct config *cfg,
 	for (pass = 0; pass < 2 && rc == 0; pass++)
 		for (i = 0; i < n && rc == 0; i++)
 			if (holds_cpus(v[i]) == (pass == 0))
-				rc = policy_carry_container(N, v[i], fx, cause);
+				rc = carry_from(N, P, v[i], fx, cause);
 	free(v);
 	if (rc != 0)
 		goto fail;
@@ -1659,7 +1755,7 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 			    holds_cpus(old) != (pass == 0))
 				continue;
 			fresh = relabeled(old, &specs[i], fx);
-			if (policy_carry_container(N, fresh ? fresh : old, fx,
+			if (carry_from(N, P, fresh ? fresh : old, fx,
 			    &why) != 0) {
 				policy_warn(fx, "%s", why);
 				free(why);
@@ -1684,6 +1780,8 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 			why = NULL;
 			g = grant_new(spec.id, GRANT_CONTAINER);
 			cspec_dup(&g->spec, &spec);
+			/* Its memory as asked, when that much can be read. */
+			(void)request_from_spec(N, &g->spec, &g->req, NULL);
 			grant_fallback(N, g);
 		}
 		cspec_clear(&spec);
@@ -1749,6 +1847,7 @@ json_t *
 policy_grants_json(const struct policy *P)
 {
 	struct grant	**v;
+	struct cpuset	  zone = CPUSET_INITIALIZER;
 	json_t		 *a, *o;
 	size_t		  i, n;
 
@@ -1762,8 +1861,13 @@ policy_grants_json(const struct policy *P)
 		    "mems", v[i]->applied.pin_mems ?
 		    view_cpuset(&v[i]->applied.mems) : json_null(),
 		    "pool", v[i]->pool ? v[i]->pool->name : "claims");
+		if (policy_mem_zone(P, v[i]->key, &zone))
+			json_object_set_new(o, "memory", json_pack("{s:I, s:o}",
+			    "bytes", (json_int_t)policy_mem_size(P, v[i]->key),
+			    "nodes", view_cpuset(&zone)));
 		json_array_append_new(a, o);
 	}
+	cpuset_clear(&zone);
 	free(v);
 	v = policy_sorted(P->claims, &n);
 	for (i = 0; i < n; i++) {
@@ -1774,6 +1878,30 @@ policy_grants_json(const struct policy *P)
 	}
 	free(v);
 	return (a);
+}
+
+/*
+ * A pool's memory by type: the bytes its nodes of the type hold and
+ * those not accounted to any container (libmem's zone capacity and free:
+ * what containers whose zones lie within those nodes take).
+ */
+static json_t *
+pool_memory_json(const struct policy *P, const struct pool *p)
+{
+	static const char *const names[MEM_TYPE_HBM + 1] = { "dram", "pmem",
+	    "hbm" };
+	json_t		*o = json_object();
+	memmask_t	 m;
+	int		 ty;
+
+	for (ty = MEM_TYPE_DRAM; ty <= MEM_TYPE_HBM; ty++) {
+		if ((m = policy_mem_mask(P, &p->mems_type[ty])) == 0)
+			continue;
+		json_object_set_new(o, names[ty], json_pack("{s:I, s:I}",
+		    "total", (json_int_t)memalloc_zone_capacity(P->mem, m),
+		    "free", (json_int_t)memalloc_zone_free(P->mem, m)));
+	}
+	return (o);
 }
 
 json_t *
@@ -1797,6 +1925,8 @@ policy_pools_json(const struct policy *P)
 		    json_integer(P->sup[i].granted_shared));
 		json_object_set_new(o, "grantedReserved",
 		    json_integer(P->sup[i].granted_reserved));
+		if (P->mem != NULL)
+			json_object_set_new(o, "memory", pool_memory_json(P, p));
 	}
 	return (a);
 }
@@ -1875,7 +2005,12 @@ policy_export(const struct policy *P, const char *id, struct policy_kv **out,
 		if (g->pool != NULL) {
 			cpuset_copy(&iso, &g->exclusive);
 			cpuset_and(&iso, &g->pool->isolated);
-			export_mems(P, g->pool, policy_mem_types(P, g), &mems);
+			/* Preserved memory is not pinned: its file says
+			 * the pool's, as for the default types. */
+			if (g->req.mem_preserve ||
+			    !policy_mem_zone(P, g->key, &mems))
+				export_mems(P, g->pool, policy_mem_types(P, g),
+				    &mems);
 			if (g->type == CPU_NORMAL && (g->portion > 0 ||
 			    cpuset_empty(&g->exclusive)))
 				supply_shared_cpus(P, g->pool, &shared);
@@ -1902,13 +2037,24 @@ const struct pool *
 policy_export_shared_pool(const struct policy *P, const char *id)
 {
 	const struct grant	*g = strmap_get(P->ctrs, id);
+	struct cpuset		 zone = CPUSET_INITIALIZER;
+	struct cpuset		 dflt = CPUSET_INITIALIZER;
+	int			 own = 0;
 
 	/* Its memory types too: a pool's file says the default ones. */
 	if (g == NULL || g->kind != GRANT_CONTAINER || g->pool == NULL ||
 	    g->type != CPU_NORMAL || !cpuset_empty(&g->exclusive) ||
 	    policy_mem_types(P, g) != P->mem_default)
 		return (NULL);
-	return (g->pool);
+	/* And the pool's memory nodes: one whose memory was widened has
+	 * a file of its own. */
+	if (!g->req.mem_preserve && policy_mem_zone(P, id, &zone)) {
+		export_mems(P, g->pool, P->mem_default, &dflt);
+		own = !cpuset_equal(&zone, &dflt);
+	}
+	cpuset_clear(&zone);
+	cpuset_clear(&dflt);
+	return (own ? NULL : g->pool);
 }
 
 /* What policy_export says of every container policy_export_shared_pool

@@ -35,6 +35,7 @@
 #define POLICY_MAX_ANNOTATIONS	128
 #define POLICY_MAX_CLAIM_ENV	32
 #define POLICY_MAX_KEPT_BYTES	(64 * 1024)	/* keys and values */
+#define POLICY_MAX_MEMORY	(1LL << 60)	/* bytes, a memory limit */
 /*
  * What affinity expressions can match: the pod's and the container's
  * labels, each set capped like the annotations (entries past a cap are
@@ -73,6 +74,9 @@ struct container_spec {
 	enum qos_class		 qos;
 	long long		 cpu_request;	/* milli, -1 unset */
 	long long		 cpu_limit;	/* milli, -1 unset */
+	long long		 mem_limit;	/* bytes, 0 unlimited */
+	int			 oom_adj;	/* oom_score_adj, when has_oom */
+	int			 has_oom;
 	const struct policy_kv	*annotations;	/* pod annotations */
 	int			 nannotations;
 	const struct policy_kv	*env;		/* environment */
@@ -155,8 +159,10 @@ void	policy_free(struct policy *);
 
 int	policy_create(struct policy *, const struct container_spec *,
 	    struct policy_effects *, char **);
+/* mem_limit: bytes, 0 unlimited, -1 as it was. */
 int	policy_update(struct policy *, const char *id, long long request,
-	    long long limit, struct policy_effects *, char **);
+	    long long limit, long long mem_limit, struct policy_effects *,
+	    char **);
 int	policy_remove(struct policy *, const char *id, struct policy_effects *);
 int	policy_claim(struct policy *, const char *uid,
 	    const struct claim_result *, int, const struct claim_meta *,

@@ -6,6 +6,7 @@
 #define TOPOAWARE_POLICY_PRIV_H
 
 #include "cpualloc.h"
+#include "memalloc.h"
 #include "policy.h"
 #include "strmap.h"
 
@@ -69,6 +70,8 @@ struct request {
 	int		 mem_types_bad;	/* its memory-type annotation was not
 					   taken: the default types are used */
 	int		 zero_req;	/* BestEffort or no CPU request */
+	long long	 mem_req;	/* bytes: estimated request, 0 none */
+	long long	 mem_lim;	/* bytes: limit, 0 none */
 };
 
 /* The policy's own copy of what it keeps of a container_spec. */
@@ -82,6 +85,9 @@ struct cspec {
 	enum qos_class	 qos;
 	long long	 request;
 	long long	 limit;
+	long long	 mem_limit;	/* bytes, 0 unlimited */
+	int		 oom_adj;	/* when has_oom */
+	int		 has_oom;
 	int		 nann;
 	struct policy_kv *ann;		/* our annotations only */
 	int		 nenv;
@@ -131,6 +137,11 @@ struct policy {
 	struct pool_tree	*tree;
 	struct supply		*sup;		/* by pool id */
 	struct mem_offer	*offers;	/* by pool id, MEM_TYPE_SETS each */
+	struct memalloc		*mem;		/* memory accounting, NULL when
+						   the machine has none or
+						   more nodes than it holds */
+	long long		 mem_total;	/* bytes, every node's */
+	unsigned long long	 mem_seq;	/* the last request's age */
 	unsigned		 mem_have;	/* the types this machine has */
 	unsigned		 mem_default;	/* a container's, unannotated */
 	unsigned long		 gen_clock;	/* the last supply gen given */
@@ -184,6 +195,26 @@ void	policy_put(struct policy *, int, const char *, struct grant *);
 void	undo_supply(struct policy *, int);
 void	undo_applied_move(struct policy *, struct grant *, int);
 void	undo_swapped(struct policy *, struct policy *);
+void	undo_mem(struct policy *, struct memalloc_log *);
+void	undo_mem_restored(struct policy *, const char *);
+
+/* memgrant.c */
+void	policy_mem_init(struct policy *);
+void	policy_mem_free(struct policy *);
+memmask_t policy_mem_mask(const struct policy *, const struct cpuset *);
+void	policy_mem_nodes(const struct policy *, memmask_t, struct cpuset *);
+memmask_t policy_mem_pool(const struct policy *, const struct pool *,
+	    const struct request *);
+int	policy_mem_score(const struct policy *, const struct pool *,
+	    const char *, const struct request *, const struct cspec *,
+	    memmask_t *);
+int	policy_mem_take(struct policy *, struct grant *, const struct cpuset *,
+	    int, char **);
+void	policy_mem_drop(struct policy *, const char *);
+int	policy_mem_zone(const struct policy *, const char *, struct cpuset *);
+long long policy_mem_size(const struct policy *, const char *);
+void	policy_claim_mems(const struct policy *, const struct grant *,
+	    struct cpuset *);
 int	policy_changes(const struct policy *, const struct policy_effects *,
 	    struct policy_change **);
 struct grant *grant_dup(const struct grant *);
@@ -213,6 +244,7 @@ void	supply_allocatable_every(const struct policy *, int *shared,
 /* request.c */
 int	request_from_spec(const struct policy *, const struct cspec *,
 	    struct request *, char **);
+long long request_mem_from_oom(int, long long);
 const char *request_annotation(const struct cspec *, const char *);
 int	request_isolation(const struct policy *, const struct cspec *, int *,
 	    int *);
@@ -252,7 +284,7 @@ int	policy_repin(struct policy *, struct grant *, struct policy_effects *,
 	    char **);
 int	holds_cpus(const struct grant *);
 int	policy_carry_container(struct policy *, const struct grant *,
-	    struct policy_effects *, char **);
+	    const struct cpuset *, struct policy_effects *, char **);
 int	policy_carry_claims(struct policy *, const struct policy *, char **);
 
 /* affinity_eval.c */

@@ -136,6 +136,9 @@ cspec_copy(struct cspec *c, const struct container_spec *s)
 	c->qos = s->qos;
 	c->request = s->cpu_request;
 	c->limit = s->cpu_limit;
+	c->mem_limit = s->mem_limit;
+	c->oom_adj = s->oom_adj;
+	c->has_oom = s->has_oom;
 	kv_copy(&c->ann, &c->nann, s->annotations, s->nannotations,
 	    keep_annotation, POLICY_MAX_ANNOTATIONS, POLICY_MAX_KEPT_BYTES / 2,
 	    &dropped);
@@ -166,6 +169,9 @@ cspec_dup(struct cspec *c, const struct cspec *s)
 	c->qos = s->qos;
 	c->request = s->request;
 	c->limit = s->limit;
+	c->mem_limit = s->mem_limit;
+	c->oom_adj = s->oom_adj;
+	c->has_oom = s->has_oom;
 	kv_copy(&c->ann, &c->nann, s->ann, s->nann, keep_all, s->nann + 1,
 	    SIZE_MAX, &dropped);
 	kv_copy(&c->env, &c->nenv, s->env, s->nenv, keep_all, s->nenv + 1,
@@ -444,6 +450,12 @@ cspec_check(const struct container_spec *s, char **cause)
 		    "range", s->id);
 		return (-EINVAL);
 	}
+	if (s->mem_limit < 0 || s->mem_limit > POLICY_MAX_MEMORY ||
+	    (s->has_oom && (s->oom_adj < -1000 || s->oom_adj > 1000))) {
+		xasprintf(cause, "container %s: memory limit or OOM score "
+		    "adjustment out of range", s->id);
+		return (-EINVAL);
+	}
 	if (s->nannotations < 0 || s->nenv < 0 ||
 	    (s->nannotations > 0 && s->annotations == NULL) ||
 	    (s->nenv > 0 && s->env == NULL)) {
@@ -665,6 +677,47 @@ mem_types_of(const struct policy *P, const struct cspec *c,
 		r->mem_types = types & P->mem_have;
 }
 
+/*
+ * The smallest memory request the kubelet turns into this OOM score
+ * adjustment (1000 - 1000 * request / capacity, kept within 2 to 999
+ * for Burstable: 3 to 999), as the Go policy estimates it: the runtime is never
+ * told the request itself. 0 when the adjustment says nothing.
+ */
+long long
+request_mem_from_oom(int adj, long long capacity)
+{
+	long long	r;
+
+	if (adj < 3 || adj > 999 || capacity <= 0)
+		return (0);
+	/* ceil((1000 - adj) * capacity / 1000), without overflow. */
+	r = (capacity / 1000) * (1000 - adj) +
+	    ((capacity % 1000) * (1000 - adj) + 999) / 1000;
+	return (r);
+}
+
+/*
+ * A container's memory request and limit as the Go policy takes them
+ * (estimateResourceRequirements): the limit is the runtime's; Guaranteed
+ * requests its limit, Burstable what its OOM score adjustment says when
+ * that is below the limit, BestEffort nothing.
+ */
+static void
+mem_amount(const struct policy *P, const struct cspec *c, struct request *r)
+{
+	long long	est;
+
+	r->mem_lim = c->mem_limit;
+	r->mem_req = 0;
+	if (c->qos == QOS_GUARANTEED)
+		r->mem_req = r->mem_lim;
+	else if (c->qos == QOS_BURSTABLE && c->has_oom) {
+		est = request_mem_from_oom(c->oom_adj, P->mem_total);
+		if (est > 0 && (est < r->mem_lim || r->mem_lim == 0))
+			r->mem_req = est;
+	}
+}
+
 int
 request_from_spec(const struct policy *P, const struct cspec *c,
     struct request *r, char **cause)
@@ -688,6 +741,7 @@ request_from_spec(const struct policy *P, const struct cspec *c,
 	r->mem_preserve = is_true(request_annotation(c, "memory.preserve"));
 	if (!r->mem_preserve)
 		mem_types_of(P, c, r);
+	mem_amount(P, c, r);
 	if (is_true(request_annotation(c, "cpu.preserve"))) {
 		r->type = CPU_PRESERVE;
 		r->zero_req = 1;

@@ -65,12 +65,27 @@ kv_json(const struct policy_kv *kv, int n)
 	return (o);
 }
 
+/* A container's accounted memory: its bytes and its zone's nodes. */
 static json_t *
-container_json(const struct grant *g)
+memory_json(const struct policy *P, const struct grant *g)
+{
+	struct cpuset	 zone = CPUSET_INITIALIZER;
+	json_t		*o = NULL;
+
+	if (policy_mem_zone(P, g->key, &zone))
+		o = json_pack("{s:I, s:o}", "bytes",
+		    (json_int_t)policy_mem_size(P, g->key), "nodes",
+		    view_cpuset(&zone));
+	cpuset_clear(&zone);
+	return (o);
+}
+
+static json_t *
+container_json(const struct policy *P, const struct grant *g)
 {
 	const struct cspec	*c = &g->spec;
 	struct policy_kv	*labels;
-	json_t			*o, *spec, *claims;
+	json_t			*o, *spec, *claims, *mem;
 	int			 i, n;
 
 	spec = json_pack("{s:s, s:I, s:I, s:o, s:o}",
@@ -97,14 +112,24 @@ container_json(const struct grant *g)
 	if (c->npod_labels > 0)
 		json_object_set_new(spec, "podLabels", kv_json(c->pod_labels,
 		    c->npod_labels));
+	if (c->mem_limit > 0)
+		json_object_set_new(spec, "memLimit",
+		    json_integer((json_int_t)c->mem_limit));
+	if (c->has_oom)
+		json_object_set_new(spec, "oomScoreAdj",
+		    json_integer(c->oom_adj));
+	mem = memory_json(P, g);
 
 	if (g->kind == GRANT_CLAIM_PINNED) {
 		claims = json_array();
 		for (i = 0; i < g->nclaims; i++)
 			json_array_append_new(claims,
 			    string_json(g->claims[i]));
-		return (json_pack("{s:s, s:o, s:o}", "kind", "claim-pinned",
-		    "claims", claims, "container", spec));
+		o = json_pack("{s:s, s:o, s:o}", "kind", "claim-pinned",
+		    "claims", claims, "container", spec);
+		if (mem != NULL)
+			json_object_set_new(o, "memory", mem);
+		return (o);
 	}
 	o = json_pack("{s:s, s:s, s:s, s:o, s:i, s:b, s:b, s:o}",
 	    "kind", "container", "pool", g->pool->name,
@@ -112,6 +137,8 @@ container_json(const struct grant *g)
 	    "exclusive", view_cpuset(&g->exclusive),
 	    "portion", g->portion, "zeroRequest", g->zero_req,
 	    "fallback", g->fallback, "container", spec);
+	if (mem != NULL)
+		json_object_set_new(o, "memory", mem);
 	return (o);
 }
 
@@ -149,7 +176,8 @@ policy_save(const struct policy *P)
 	grants = json_object();
 	v = policy_sorted(P->ctrs, &n);
 	for (i = 0; i < n; i++)
-		json_object_set_new(grants, v[i]->key, container_json(v[i]));
+		json_object_set_new(grants, v[i]->key, container_json(P,
+		    v[i]));
 	free(v);
 	v = policy_sorted(P->claims, &n);
 	for (i = 0; i < n; i++) {
@@ -214,13 +242,23 @@ tb_spec(struct textbuf *b, const struct cspec *c)
 		tb_lit(b, ",\"podLabels\":");
 		tb_kv(b, c->pod_labels, c->npod_labels);
 	}
+	if (c->mem_limit > 0) {
+		tb_lit(b, ",\"memLimit\":");
+		tb_int(b, c->mem_limit);
+	}
+	if (c->has_oom) {
+		tb_lit(b, ",\"oomScoreAdj\":");
+		tb_int(b, c->oom_adj);
+	}
 	tb_lit(b, "}");
 }
 
 static void
-tb_container(struct textbuf *b, const struct grant *g)
+tb_container(struct textbuf *b, const struct policy *P,
+    const struct grant *g)
 {
-	int	i;
+	struct cpuset	zone = CPUSET_INITIALIZER;
+	int		i;
 
 	if (g->kind == GRANT_CLAIM_PINNED) {
 		tb_lit(b, "{\"kind\":\"claim-pinned\",\"claims\":[");
@@ -250,6 +288,14 @@ tb_container(struct textbuf *b, const struct grant *g)
 		tb_lit(b, ",\"container\":");
 	}
 	tb_spec(b, &g->spec);
+	if (policy_mem_zone(P, g->key, &zone)) {
+		tb_lit(b, ",\"memory\":{\"bytes\":");
+		tb_int(b, policy_mem_size(P, g->key));
+		tb_lit(b, ",\"nodes\":");
+		tb_cpuset(b, &zone);
+		tb_lit(b, "}");
+	}
+	cpuset_clear(&zone);
 	tb_lit(b, "}");
 }
 
@@ -320,7 +366,7 @@ tb_grants(struct textbuf *b, const struct policy *P)
 		first = 0;
 		tb_key(b, 0, v[i]->key);
 		tb_lit(b, ":");
-		tb_container(b, v[i]);
+		tb_container(b, P, v[i]);
 	}
 	free(v);
 	v = policy_sorted(P->claims, &n);
@@ -405,7 +451,7 @@ policy_record_text(const struct policy *P, const struct policy_effects *fx,
 			if (ch[i].claim)
 				tb_claim(&b, ch[i].grant);
 			else
-				tb_container(&b, ch[i].grant);
+				tb_container(&b, P, ch[i].grant);
 		}
 		tb_lit(&b, "},\"del\":[");
 		for (i = 0, any = 0; i < n; i++) {
@@ -516,19 +562,34 @@ parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
 	const char	*qos = NULL, *name = NULL, *pod = NULL, *ns = NULL;
 	const char	*pod_uid = NULL, *pod_name = NULL;
 	json_t		*ann = NULL, *env = NULL, *labels = NULL;
-	json_t		*pod_labels = NULL;
+	json_t		*pod_labels = NULL, *mlim = NULL, *oom = NULL;
 	json_int_t	 req = -1, lim = -1;
 	json_error_t	 err;
 	int		 i;
 
 	memset(c, 0, sizeof *c);
 	if (!json_is_object(o) || json_unpack_ex(o, &err, JSON_STRICT,
-	    "{s:s, s:I, s:I, s?o, s?o, s?s, s?s, s?s, s?s, s?s, s?o, s?o}",
+	    "{s:s, s:I, s:I, s?o, s?o, s?s, s?s, s?s, s?s, s?s, s?o, s?o, "
+	    "s?o, s?o}",
 	    "qos", &qos, "cpuRequest", &req, "cpuLimit", &lim,
 	    "annotations", &ann, "env", &env, "name", &name, "pod", &pod,
 	    "namespace", &ns, "podUID", &pod_uid, "podName", &pod_name,
-	    "labels", &labels, "podLabels", &pod_labels) != 0)
+	    "labels", &labels, "podLabels", &pod_labels, "memLimit", &mlim,
+	    "oomScoreAdj", &oom) != 0)
 		return (bad(cause, key, "container: malformed"));
+	if ((mlim != NULL && (!json_is_integer(mlim) ||
+	    json_integer_value(mlim) <= 0 ||
+	    json_integer_value(mlim) > POLICY_MAX_MEMORY)) ||
+	    (oom != NULL && (!json_is_integer(oom) ||
+	    json_integer_value(oom) < -1000 || json_integer_value(oom) > 1000)))
+		return (bad(cause, key, "container: memLimit or oomScoreAdj "
+		    "out of range"));
+	if (mlim != NULL)
+		c->mem_limit = json_integer_value(mlim);
+	if (oom != NULL) {
+		c->has_oom = 1;
+		c->oom_adj = (int)json_integer_value(oom);
+	}
 	c->id = xstrdup(key);
 	c->name = name ? xstrdup(name) : NULL;
 	c->pod = pod ? xstrdup(pod) : NULL;
@@ -572,6 +633,21 @@ parse_cpus(const char *key, const char *text, struct cpuset *s, char **cause)
 	return (rc);
 }
 
+/* A container's saved memory: {"bytes": N, "nodes": "0,4"}. The bytes
+ * are what its spec asks, computed again; the nodes are its zone. */
+static int
+parse_memory(const char *key, json_t *o, struct cpuset *zone, char **cause)
+{
+	const char	*nodes = NULL;
+	json_int_t	 bytes = 0;
+	json_error_t	 err;
+
+	if (json_unpack_ex(o, &err, JSON_STRICT, "{s:I, s:s}", "bytes",
+	    &bytes, "nodes", &nodes) != 0 || bytes < 0)
+		return (bad(cause, key, "malformed memory"));
+	return (parse_cpus(key, nodes, zone, cause));
+}
+
 /*
  * One container entry into a grant of N: the same CPUs in the same pool
  * when still free, else allocated anew (policy_carry_container).
@@ -581,9 +657,10 @@ restore_container(struct policy *N, const char *key, json_t *o,
     struct policy_effects *fx, char **cause)
 {
 	const char	*kind = NULL, *pool = NULL, *type = NULL, *excl = NULL;
-	json_t		*spec = NULL, *claims = NULL;
+	json_t		*spec = NULL, *claims = NULL, *mem = NULL;
 	json_error_t	 err;
 	struct grant	*g;
+	struct cpuset	 zone = CPUSET_INITIALIZER;
 	int		 portion = 0, zero = 0, fallback = 0, i, rc;
 	size_t		 j;
 
@@ -591,8 +668,9 @@ restore_container(struct policy *N, const char *key, json_t *o,
 		return (bad(cause, key, "no kind"));
 	g = grant_new(key, GRANT_CONTAINER);
 	if (strcmp(kind, "claim-pinned") == 0) {
-		if (json_unpack_ex(o, &err, JSON_STRICT, "{s:s, s:o, s:o}",
-		    "kind", &kind, "claims", &claims, "container", &spec) != 0 ||
+		if (json_unpack_ex(o, &err, JSON_STRICT, "{s:s, s:o, s:o, s?o}",
+		    "kind", &kind, "claims", &claims, "container", &spec,
+		    "memory", &mem) != 0 ||
 		    !json_is_array(claims)) {
 			rc = bad(cause, key, "malformed claim-pinned grant");
 			goto out;
@@ -614,10 +692,11 @@ restore_container(struct policy *N, const char *key, json_t *o,
 		}
 	} else if (strcmp(kind, "container") == 0) {
 		if (json_unpack_ex(o, &err, JSON_STRICT,
-		    "{s:s, s:s, s:s, s:s, s:i, s:b, s:b, s:o}", "kind", &kind,
-		    "pool", &pool, "type", &type, "exclusive", &excl,
+		    "{s:s, s:s, s:s, s:s, s:i, s:b, s:b, s:o, s?o}", "kind",
+		    &kind, "pool", &pool, "type", &type, "exclusive", &excl,
 		    "portion", &portion, "zeroRequest", &zero,
-		    "fallback", &fallback, "container", &spec) != 0) {
+		    "fallback", &fallback, "container", &spec,
+		    "memory", &mem) != 0) {
 			rc = bad(cause, key, "malformed container grant");
 			goto out;
 		}
@@ -629,11 +708,14 @@ restore_container(struct policy *N, const char *key, json_t *o,
 		goto out;
 	if ((rc = request_from_spec(N, &g->spec, &g->req, cause)) != 0)
 		goto out;
+	if (mem != NULL && (rc = parse_memory(key, mem, &zone, cause)) != 0)
+		goto out;
 	if (strcmp(kind, "claim-pinned") == 0) {
 		/* Pinned again from its environment against the held claims
 		 * it was pinned to. */
 		g->kind = GRANT_CLAIM_PINNED;
-		rc = policy_carry_container(N, g, fx, cause);
+		rc = policy_carry_container(N, g, mem ? &zone : NULL, fx,
+		    cause);
 		goto out;
 	}
 	for (i = 0; i < 3; i++)
@@ -648,14 +730,16 @@ restore_container(struct policy *N, const char *key, json_t *o,
 	if (fallback) {
 		grant_fallback(N, g);
 		policy_put(N, 0, g->key, g);
+		cpuset_clear(&zone);
 		return (0);
 	}
 	g->type = (enum cpu_type)i;
 	g->portion = portion;
 	g->zero_req = zero;
 	g->pool = pool_tree_find(N->tree, pool);
-	rc = policy_carry_container(N, g, fx, cause);
+	rc = policy_carry_container(N, g, mem ? &zone : NULL, fx, cause);
 out:
+	cpuset_clear(&zone);
 	grant_free(g);
 	return (rc);
 }

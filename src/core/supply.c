@@ -302,6 +302,9 @@ supply_release(struct policy *P, struct grant *g)
 	struct supply	*s;
 	struct cpuset	 iso = CPUSET_INITIALIZER, shr = CPUSET_INITIALIZER;
 
+	/* A container's memory goes with its CPUs. */
+	if (g->kind != GRANT_CLAIM)
+		policy_mem_drop(P, g->key);
 	if (g->pool == NULL)
 		return;
 	undo_supply(P, g->pool->id);

@@ -23,7 +23,8 @@ enum undo_kind {
 	UNDO_GRANT,		/* a grant put or taken: the one before */
 	UNDO_SUPPLY,		/* a pool's supply before its first change */
 	UNDO_APPLIED,		/* a container's applied pinning before */
-	UNDO_SWAP		/* a whole state before (sync, reconfigure) */
+	UNDO_SWAP,		/* a whole state before (sync, reconfigure) */
+	UNDO_MEM		/* memory zones before (memgrant.c) */
 };
 
 struct undo_entry {
@@ -38,6 +39,7 @@ struct undo_entry {
 	unsigned long	 applied_gen;
 	int		 dirty;
 	struct policy	*before;	/* SWAP */
+	struct memalloc_log mem;	/* MEM */
 };
 
 struct undolog {
@@ -75,6 +77,7 @@ entry_clear(struct undo_entry *e)
 	}
 	pinning_clear(&e->applied);
 	policy_free(e->before);
+	memalloc_log_clear(&e->mem);
 	memset(e, 0, sizeof *e);
 }
 
@@ -242,11 +245,45 @@ undo_swapped(struct policy *P, struct policy *before)
 	e->before = before;
 }
 
+/*
+ * What the memory allocator changed: log's entries move into the undo
+ * log (log is left empty), or are dropped without an operation.
+ */
+void
+undo_mem(struct policy *P, struct memalloc_log *log)
+{
+	struct undo_entry	*e;
+
+	if (P->undo == NULL || log->n == 0) {
+		memalloc_log_clear(log);
+		return;
+	}
+	e = entry_add(P->undo, UNDO_MEM);
+	e->mem = *log;
+	memset(log, 0, sizeof *log);
+}
+
+/* A request put into the allocator as saved (memalloc_restore): its
+ * undo takes it out. */
+void
+undo_mem_restored(struct policy *P, const char *key)
+{
+	struct memalloc_log	log;
+
+	memset(&log, 0, sizeof log);
+	log.v = xcalloc(1, sizeof *log.v);
+	log.size = log.n = 1;
+	log.v[0].id = xstrdup(key);
+	log.v[0].after = memalloc_zone_of(P->mem, key);
+	undo_mem(P, &log);
+}
+
 static void
 revert(struct policy *P, struct undo_entry *e)
 {
 	struct strmap	*m;
 	struct grant	*cur, *g;
+	int		 i;
 
 	switch (e->kind) {
 	case UNDO_GRANT:
@@ -282,6 +319,12 @@ revert(struct policy *P, struct undo_entry *e)
 		g->applied_gen = e->applied_gen;
 		/* Its pool's supply may have moved on: look again. */
 		index_dirty(P, g);
+		break;
+	case UNDO_MEM:
+		for (i = 0; i < e->mem.n; i++)
+			if ((g = strmap_get(P->ctrs, e->mem.v[i].id)) != NULL)
+				index_dirty(P, g);
+		memalloc_revert(P->mem, &e->mem);
 		break;
 	case UNDO_SWAP:
 		policy_swap(P, e->before);
@@ -322,6 +365,25 @@ policy_undo(struct policy *P, struct policy_effects *fx)
 	fx->undo = NULL;
 }
 
+/* The containers whose memory zones a log moved, each once. */
+static int
+mem_changes(const struct policy *P, const struct memalloc_log *log,
+    struct strmap *seen, struct policy_change *v, int n)
+{
+	int	i;
+
+	for (i = 0; i < log->n; i++) {
+		if (strmap_get(seen, log->v[i].id) != NULL)
+			continue;
+		strmap_put(seen, log->v[i].id, &v[n]);
+		v[n].claim = 0;
+		v[n].key = log->v[i].id;
+		v[n].grant = strmap_get(P->ctrs, log->v[i].id);
+		n++;
+	}
+	return (n);
+}
+
 /*
  * The grants an operation changed, each once, as they are now (grant NULL:
  * taken out); -1 when it replaced the whole state. The array borrows from
@@ -344,8 +406,13 @@ policy_changes(const struct policy *P, const struct policy_effects *fx,
 			return (-1);
 	seen[0] = strmap_new();
 	seen[1] = strmap_new();
-	v = xcalloc((size_t)u->n + 1, sizeof *v);
+	for (i = 0, c = u->n + 1; i < u->n; i++)
+		if (u->v[i].kind == UNDO_MEM)
+			c += u->v[i].mem.n;
+	v = xcalloc((size_t)c, sizeof *v);
 	for (i = 0; i < u->n; i++) {
+		if (u->v[i].kind == UNDO_MEM)
+			n = mem_changes(P, &u->v[i].mem, seen[0], v, n);
 		if (u->v[i].kind != UNDO_GRANT)
 			continue;
 		c = u->v[i].claims;

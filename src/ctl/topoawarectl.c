@@ -606,19 +606,71 @@ or_dash(const char *s)
 	return (xstrdup(*s == '\0' ? "-" : s));
 }
 
+/* Bytes as the Go policy prints memory: 1024-based k, M, G, T. */
+static char *
+human_bytes(json_t *v)
+{
+	static const char	 units[] = "kMGT";
+	double			 x;
+	int			 u = -1;
+	char			*s;
+
+	if (!json_is_integer(v))
+		return (xstrdup("?"));
+	x = (double)json_integer_value(v);
+	while (x >= 1024 && u < 3) {
+		x /= 1024;
+		u++;
+	}
+	if (u < 0)
+		xasprintf(&s, "%.0f", x);
+	else if (x == (double)(long long)x)
+		xasprintf(&s, "%.0f%c", x, units[u]);
+	else
+		xasprintf(&s, "%.1f%c", x, units[u]);
+	return (s);
+}
+
+/* A pool's memory by type: "dram 1.5G/2G pmem 4G/4G" (free/total), or
+ * "-" when memory is not accounted. */
+static char *
+pool_memory(json_t *o)
+{
+	static const char *const types[] = { "dram", "pmem", "hbm" };
+	json_t	*m = json_object_get(o, "memory"), *t;
+	char	*s = xstrdup(""), *f, *c, *n;
+	size_t	 i;
+
+	for (i = 0; json_is_object(m) && i < 3; i++) {
+		if ((t = json_object_get(m, types[i])) == NULL)
+			continue;
+		f = human_bytes(json_object_get(t, "free"));
+		c = human_bytes(json_object_get(t, "total"));
+		xasprintf(&n, "%s%s%s %s/%s", s, *s ? " " : "", types[i], f, c);
+		free(s);
+		free(f);
+		free(c);
+		s = n;
+	}
+	n = or_dash(s);
+	free(s);
+	return (n);
+}
+
 static void
 print_pools(json_t *r)
 {
 	struct table	 t;
 	json_t		*o;
-	char		*row[4], *free_cpus;
+	char		*row[5], *free_cpus;
 	size_t		 i;
 
-	table_init(&t, 4);
+	table_init(&t, 5);
 	row[0] = xstrdup("ID");
 	row[1] = xstrdup("NAME");
 	row[2] = xstrdup("CPUS");
 	row[3] = xstrdup("FREE");
+	row[4] = xstrdup("MEMORY FREE/TOTAL");
 	table_row(&t, row);
 	json_array_foreach(r, i, o) {
 		row[0] = scalar(json_object_get(o, "id"));
@@ -628,6 +680,7 @@ print_pools(json_t *r)
 		    str(o, "freeIsolated"));
 		row[3] = or_dash(free_cpus);
 		free(free_cpus);
+		row[4] = pool_memory(o);
 		table_row(&t, row);
 	}
 	table_print(&t);
@@ -637,19 +690,20 @@ static void
 print_grants(json_t *r)
 {
 	struct table	 t;
-	json_t		*o;
-	char		*row[4];
+	json_t		*o, *m;
+	char		*row[5];
 	size_t		 i;
 
 	if (json_array_size(r) == 0) {
 		printf("no grants\n");
 		return;
 	}
-	table_init(&t, 4);
+	table_init(&t, 5);
 	row[0] = xstrdup("ID");
 	row[1] = xstrdup("CPUS");
 	row[2] = xstrdup("MEMS");
-	row[3] = xstrdup("POOL");
+	row[3] = xstrdup("MEMORY");
+	row[4] = xstrdup("POOL");
 	table_row(&t, row);
 	json_array_foreach(r, i, o) {
 		if (json_is_string(json_object_get(o, "claim")))
@@ -658,7 +712,12 @@ print_grants(json_t *r)
 			row[0] = xstrdup(str(o, "id"));
 		row[1] = or_dash(str(o, "cpus"));
 		row[2] = or_dash(str(o, "mems"));
-		row[3] = xstrdup(str(o, "pool"));
+		/* Its accounted bytes; claims and unaccounted ones: "-". */
+		if ((m = json_object_get(o, "memory")) != NULL)
+			row[3] = human_bytes(json_object_get(m, "bytes"));
+		else
+			row[3] = xstrdup("-");
+		row[4] = xstrdup(str(o, "pool"));
 		table_row(&t, row);
 	}
 	table_print(&t);

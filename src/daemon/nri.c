@@ -1302,8 +1302,8 @@ h_update(struct call *call, ProtobufCMessage **msg)
 	}
 	nri_msg_update_cpu(req, &request, &limit);
 	policy_effects_init(&fx);
-	if (server_update(n->srv, req->container->id, request, limit, &fx,
-	    &cause) != 0) {
+	if (server_update(n->srv, req->container->id, request, limit,
+	    nri_msg_update_mem(req), &fx, &cause) != 0) {
 		log_warnx("NRI: update of container %s refused: %s",
 		    req->container->id, cause);
 		reply_error(call, TTRPC_UNKNOWN, "%s", cause);

@@ -81,6 +81,17 @@ nri_spec_init(struct nri_spec *ns, const NRI(PodSandbox) *pod,
 	s->qos = nri_msg_qos(pod, c, nri_msg_resources(c));
 	nri_msg_cpu(nri_msg_resources(c), s->qos, &s->cpu_request,
 	    &s->cpu_limit);
+	s->mem_limit = nri_msg_mem_limit(nri_msg_resources(c));
+	if (s->mem_limit < 0)
+		s->mem_limit = 0;
+	/* What the kubelet's OOM score adjustment says of the memory
+	 * request (the runtime is never told the request itself). */
+	if (c->linux != NULL && c->linux->oom_score_adj != NULL &&
+	    c->linux->oom_score_adj->value >= -1000 &&
+	    c->linux->oom_score_adj->value <= 1000) {
+		s->has_oom = 1;
+		s->oom_adj = (int)c->linux->oom_score_adj->value;
+	}
 
 	/* The Go policy reads its annotations from the pod. */
 	if (pod != NULL) {
@@ -141,6 +152,29 @@ nri_msg_update_cpu(const NRI(UpdateContainerRequest) *req,
 	    nri_msg_resources(req->container);
 	nri_msg_cpu(res, nri_msg_qos(req->pod, req->container, res), request,
 	    limit);
+}
+
+/*
+ * The memory limit in bytes: 0 for none (unset, or a value the kernel
+ * reads as unlimited), -1 when the resources do not say.
+ */
+long long
+nri_msg_mem_limit(const NRI(LinuxResources) *res)
+{
+	long long	v;
+
+	if (res == NULL || res->memory == NULL || res->memory->limit == NULL)
+		return (-1);
+	v = (long long)res->memory->limit->value;
+	return (v <= 0 || v > POLICY_MAX_MEMORY ? 0 : v);
+}
+
+long long
+nri_msg_update_mem(const NRI(UpdateContainerRequest) *req)
+{
+	if (req->linux_resources != NULL)
+		return (nri_msg_mem_limit(req->linux_resources));
+	return (-1);
 }
 
 /* The kubelet names the QoS class in the pod's cgroup. */

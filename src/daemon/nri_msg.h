@@ -49,6 +49,10 @@ const NRI(LinuxResources) *nri_msg_resources(const NRI(Container) *);
  * resources, or else the container's own, read as nri_msg_cpu does. */
 void		nri_msg_update_cpu(const NRI(UpdateContainerRequest) *,
 		    long long *request, long long *limit);
+/* The memory limit in bytes: 0 none, -1 when the resources say nothing. */
+long long	nri_msg_mem_limit(const NRI(LinuxResources) *);
+/* The memory limit an update gives, -1 when it gives none. */
+long long	nri_msg_update_mem(const NRI(UpdateContainerRequest) *);
 
 /* Whether the runtime's view of a container differs from a pinning. */
 int		nri_msg_differs(const NRI(Container) *, const struct pinning *);

@@ -854,15 +854,16 @@ server_create(struct server *srv, const struct container_spec *s,
 
 int
 server_update(struct server *srv, const char *id, long long req,
-    long long lim, struct policy_effects *fx, char **cause)
+    long long lim, long long mem, struct policy_effects *fx, char **cause)
 {
 	int	rc;
 
-	if ((rc = policy_update(srv->policy, id, req, lim, fx, cause)) != 0) {
+	if ((rc = policy_update(srv->policy, id, req, lim, mem, fx,
+	    cause)) != 0) {
 		refused(srv, "update", *cause);
 		return (rc);
 	}
-	return (commit(srv, fx, "update", event_update(id, req, lim),
+	return (commit(srv, fx, "update", event_update(id, req, lim, mem),
 	    COMMIT_UNDO, cause));
 }
 

@@ -146,7 +146,7 @@ int	server_reload(struct server *, const char *why, char **);
 int	server_create(struct server *, const struct container_spec *,
 	    struct policy_effects *, char **);
 int	server_update(struct server *, const char *, long long, long long,
-	    struct policy_effects *, char **);
+	    long long, struct policy_effects *, char **);
 int	server_remove(struct server *, const char *, struct policy_effects *,
 	    char **);
 int	server_sync(struct server *, const struct container_spec *, int,

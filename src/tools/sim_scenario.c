@@ -63,7 +63,7 @@ static int	op_show(struct sim *, json_t *, struct line *);
 #define SPEC_FIELDS \
 	"id", "name", "pod", "podUID", "podName", "namespace", "qos", \
 	"cpuRequest", "cpuLimit", "annotations", "env", "labels", "podLabels", \
-	"kubeLabels"
+	"kubeLabels", "memRequest", "memLimit", "oomScoreAdj"
 
 static const char *const claim_fields[] = {
 	"op", "uid", "results", "namespace", "name", "consumers", NULL
@@ -76,7 +76,7 @@ static const char *const uid_fields[] = { "op", "uid", NULL };
 static const char *const create_fields[] = { "op", SPEC_FIELDS, NULL };
 static const char *const spec_fields[] = { SPEC_FIELDS, NULL };
 static const char *const update_fields[] = {
-	"op", "id", "cpuRequest", "cpuLimit", NULL
+	"op", "id", "cpuRequest", "cpuLimit", "memLimit", NULL
 };
 static const char *const id_fields[] = { "op", "id", NULL };
 static const char *const sync_fields[] = { "op", "containers", NULL };
@@ -222,6 +222,88 @@ get_milli(struct line *l, json_t *o, const char *where, const char *key,
 	return (0);
 }
 
+/*
+ * A memory amount: a quantity string ("512Mi", "2G") or an integer of
+ * bytes; -1 when absent.
+ */
+static int
+get_bytes(struct line *l, json_t *o, const char *where, const char *key,
+    long long *out)
+{
+	json_t		*v = json_object_get(o, key);
+	long long	 milli;
+	char		*cause = NULL;
+
+	*out = -1;
+	if (v == NULL)
+		return (0);
+	if (json_is_integer(v)) {
+		*out = json_integer_value(v);
+		if (*out < 0 || *out > POLICY_MAX_MEMORY)
+			return (line_error(l, "%s: \"%s\" is out of range",
+			    where, key));
+		return (0);
+	}
+	if (!json_is_string(v))
+		return (line_error(l, "%s: \"%s\" must be a quantity string or "
+		    "an integer of bytes", where, key));
+	if (quantity_parse_milli(json_string_value(v), &milli, &cause) != 0) {
+		line_error(l, "%s: \"%s\": %s", where, key, cause);
+		free(cause);
+		return (-1);
+	}
+	*out = milli / 1000 + (milli % 1000 != 0);
+	return (0);
+}
+
+/*
+ * The runtime's word for a container's memory: its limit, and the OOM
+ * score adjustment the kubelet gives it (from which the policy reads the
+ * request back). A scenario may give the request instead, which is
+ * turned into that adjustment as the kubelet does for a Burstable
+ * container: 1000 - 1000 * request / capacity, kept within 3 to 999.
+ */
+static int
+get_memory(const struct sim *S, struct line *l, json_t *o, const char *where,
+    struct container_spec *s)
+{
+	json_t		*adj = json_object_get(o, "oomScoreAdj");
+	long long	 req, lim, cap = 0, a;
+	int		 i;
+
+	if (get_bytes(l, o, where, "memRequest", &req) != 0 ||
+	    get_bytes(l, o, where, "memLimit", &lim) != 0)
+		return (-1);
+	s->mem_limit = lim > 0 ? lim : 0;
+	if (adj != NULL) {
+		if (req >= 0)
+			return (line_error(l, "%s: give \"memRequest\" or "
+			    "\"oomScoreAdj\", not both", where));
+		if (!json_is_integer(adj) || json_integer_value(adj) < -1000 ||
+		    json_integer_value(adj) > 1000)
+			return (line_error(l, "%s: \"oomScoreAdj\" must be an "
+			    "integer from -1000 to 1000", where));
+		s->has_oom = 1;
+		s->oom_adj = (int)json_integer_value(adj);
+		return (0);
+	}
+	if (req < 0)
+		return (0);
+	if (s->qos != QOS_BURSTABLE)
+		return (line_error(l, "%s: \"memRequest\" is for Burstable "
+		    "containers (Guaranteed ones request their limit)", where));
+	for (i = 0; i < topology_nnodes(S->topo); i++)
+		cap += (long long)topology_node(S->topo, i)->memory;
+	if (cap <= 0)
+		return (line_error(l, "%s: \"memRequest\" on a machine "
+		    "without memory", where));
+	a = 1000 - (req > cap ? 1000 : (long long)((__int128)req * 1000 /
+	    cap));
+	s->has_oom = 1;
+	s->oom_adj = (int)(a < 3 ? 3 : a > 999 ? 999 : a);
+	return (0);
+}
+
 /* An object of strings into key-value pairs (copies, caller frees). */
 static int
 get_kv(struct line *l, json_t *o, const char *where, const char *key,
@@ -311,7 +393,7 @@ spec_clear(struct spec *sp)
 /* The create fields of o (which must be an object) into sp; strings are
  * borrowed from o. */
 static int
-get_spec(struct line *l, json_t *o, const char *where,
+get_spec(const struct sim *S, struct line *l, json_t *o, const char *where,
     const char *const *fields, struct spec *sp)
 {
 	const char	*qos;
@@ -347,7 +429,7 @@ get_spec(struct line *l, json_t *o, const char *where,
 		return (line_error(l, "%s: \"qos\" must be BestEffort, "
 		    "Burstable or Guaranteed, not \"%s\"", where, qos));
 	sp->s.qos = (enum qos_class)i;
-	return (0);
+	return (get_memory(S, l, o, where, &sp->s));
 }
 
 /* cpus and mems of a pinning; null when the runtime is not told any. */
@@ -535,7 +617,7 @@ op_create(struct sim *S, json_t *o, struct line *l)
 	char		*cause = NULL;
 	int		 rc = -1;
 
-	if (get_spec(l, o, "create", create_fields, &sp) != 0)
+	if (get_spec(S, l, o, "create", create_fields, &sp) != 0)
 		goto out;
 	if (policy_create(S->P, &sp.s, &l->fx, &cause) != 0) {
 		line_cause(l, cause);
@@ -553,14 +635,15 @@ static int
 op_update(struct sim *S, json_t *o, struct line *l)
 {
 	const char	*id;
-	long long	 req, lim;
+	long long	 req, lim, mem;
 	char		*cause = NULL;
 
 	if (get_string(l, o, "update", "id", 1, &id) != 0 ||
 	    get_milli(l, o, "update", "cpuRequest", &req) != 0 ||
-	    get_milli(l, o, "update", "cpuLimit", &lim) != 0)
+	    get_milli(l, o, "update", "cpuLimit", &lim) != 0 ||
+	    get_bytes(l, o, "update", "memLimit", &mem) != 0)
 		return (-1);
-	if (policy_update(S->P, id, req, lim, &l->fx, &cause) != 0)
+	if (policy_update(S->P, id, req, lim, mem, &l->fx, &cause) != 0)
 		return (line_cause(l, cause));
 	pinning_json(l->reply, &l->fx.self);
 	pool_json(l->reply, &l->fx);
@@ -603,7 +686,7 @@ op_sync(struct sim *S, json_t *o, struct line *l)
 			line_error(l, "%s must be an object", where);
 			goto out;
 		}
-		if (get_spec(l, c, where, spec_fields, &sps[i]) != 0)
+		if (get_spec(S, l, c, where, spec_fields, &sps[i]) != 0)
 			goto out;
 		specs[i] = sps[i].s;
 	}

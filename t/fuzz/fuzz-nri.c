@@ -75,8 +75,8 @@ update(struct policy *P, const NRI(UpdateContainerRequest) *req)
 		return;
 	nri_msg_update_cpu(req, &request, &limit);
 	policy_effects_init(&fx);
-	if (policy_update(P, req->container->id, request, limit, &fx,
-	    &cause) == 0)
+	if (policy_update(P, req->container->id, request, limit,
+	    nri_msg_update_mem(req), &fx, &cause) == 0)
 		answer(&fx, req->container);
 	free(cause);
 	policy_effects_clear(&fx);

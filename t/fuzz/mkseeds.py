@@ -59,7 +59,11 @@ def mux_frame(conn, data):
 
 
 # NRI messages.
-def linux_resources(shares=None, quota=None, period=None, cpus=""):
+def linux_resources(shares=None, quota=None, period=None, cpus="",
+                    mem_limit=None):
+    mem = b""
+    if mem_limit is not None:
+        mem = lfield(1, lfield(1, vfield(1, mem_limit % (1 << 64))))
     cpu = b""
     if shares is not None:
         cpu += lfield(1, vfield(1, shares))
@@ -69,7 +73,7 @@ def linux_resources(shares=None, quota=None, period=None, cpus=""):
         cpu += lfield(3, vfield(1, period))
     if cpus:
         cpu += lfield(6, cpus)
-    return lfield(2, cpu)
+    return mem + lfield(2, cpu)
 
 
 def pod(pid, ns="default", parent="", annotations=()):
@@ -82,14 +86,16 @@ def pod(pid, ns="default", parent="", annotations=()):
     return m
 
 
-def container(cid, pid, env=(), res=None, state=None):
+def container(cid, pid, env=(), res=None, state=None, oom=None):
     m = lfield(1, cid) + lfield(2, pid) + lfield(3, "ctr-" + cid)
     if state is not None:
         m += vfield(4, state)
     for e in env:
         m += lfield(8, e)
     if res is not None:
-        m += lfield(11, lfield(3, res) + lfield(5, "kubepods-burstable-pod.slice:cri:" + cid))
+        oomf = b"" if oom is None else lfield(4, vfield(1, oom % (1 << 64)))
+        m += lfield(11, lfield(3, res) + oomf +
+                    lfield(5, "kubepods-burstable-pod.slice:cri:" + cid))
     return m
 
 
@@ -126,6 +132,20 @@ put("nri", "create-besteffort", b"\x00" + create_be)
 put("nri", "create-no-pod", b"\x00" + create_nopod)
 put("nri", "create-memory-type", b"\x00" + create_mt)
 put("nri", "update", b"\x01" + update)
+# Memory: a limit and the kubelet's OOM score adjustment (-997 for
+# Guaranteed, a request read back for Burstable), and an update's limit.
+create_mem = lfield(1, pod("p7", parent=GUARANTEED)) + lfield(2, container(
+    "c7", "p7", res=linux_resources(2048, 200000, 100000,
+                                    mem_limit=512 << 20), oom=-997))
+create_mem_b = lfield(1, pod("p8", parent=BURSTABLE)) + lfield(2, container(
+    "c8", "p8", res=linux_resources(512, 0, 100000, mem_limit=-1), oom=700))
+update_mem = lfield(1, pod("p7", parent=GUARANTEED)) + lfield(2, container(
+    "c7", "p7", res=linux_resources(2048, 200000, 100000,
+                                    mem_limit=512 << 20), oom=-997)) + \
+    lfield(3, linux_resources(2048, 200000, 100000, mem_limit=1 << 30))
+put("nri", "create-memory-limit", b"\x00" + create_mem)
+put("nri", "create-memory-burstable", b"\x00" + create_mem_b)
+put("nri", "update-memory-limit", b"\x01" + update_mem)
 put("nri", "synchronize", b"\x02" + sync)
 
 req = lfield(1, "nri.pkg.api.v1alpha1.Plugin") + lfield(2, "CreateContainer") + \

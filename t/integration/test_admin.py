@@ -37,6 +37,20 @@ def machine_online(machine):
         return cpulist(f.read())
 
 
+def human(n):
+    """Bytes in 1024-based k, M, G, T with one decimal when not whole."""
+    u = -1
+    x = float(n)
+    while x >= 1024 and u < 3:
+        x /= 1024
+        u += 1
+    if u < 0:
+        return "%d" % n
+    if x == int(x):
+        return "%d%s" % (x, "kMGT"[u])
+    return "%.1f%s" % (x, "kMGT"[u])
+
+
 def ctl(d, *args, timeout=15):
     cmd = [os.path.join(tap.builddir(), "topoawarectl"),
            "--socket", d.admin_socket] + list(args)
@@ -198,11 +212,19 @@ def test_topoawarectl_text_and_json():
         r = ctl(d, "pools")
         assert r.returncode == 0, r.stderr
         rows = r.stdout.splitlines()
-        assert rows[0].split() == ["ID", "NAME", "CPUS", "FREE"], rows[0]
+        assert rows[0].split() == ["ID", "NAME", "CPUS", "FREE", "MEMORY",
+                                   "FREE/TOTAL"], rows[0]
         assert len(rows) == len(pools) + 1, r.stdout
         for p, row in zip(pools, rows[1:]):
             assert row.split()[0] == str(p["id"]), (p, row)
             assert " %s " % p["name"] in row, (p, row)
+            # Memory by type, free/total, 1024-based as Go prints it.
+            for ty in ("dram", "pmem", "hbm"):
+                if ty in p["memory"]:
+                    m = p["memory"][ty]
+                    assert m["free"] == m["total"] > 0, p
+                    assert " %s %s/%s" % (ty, human(m["free"]),
+                                          human(m["total"])) in row, (p, row)
         r = ctl(d, "--json", "pools")
         assert json.loads(r.stdout) == pools
 

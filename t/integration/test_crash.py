@@ -70,18 +70,24 @@ class Workload:
         self.n = 0
         self.exclusive = set()
         self.acked = {}
+        self.widened = 0
 
     def make(self, guaranteed):
         rt = self.rt
         self.n += 1
+        # Memory too: 7 GiB per Guaranteed container fills a 32 GiB DRAM
+        # node after four, so later ones spread (issue: accounted memory
+        # survives crashes like CPUs do).
         if guaranteed:
             p = rt.make_pod("g%d" % self.n, qos="Guaranteed")
-            c = rt.make_container(p, "c", request=1000, limit=1000)
+            c = rt.make_container(p, "c", request=1000, limit=1000,
+                                  mem_limit=7 << 30, oom_adj=-997)
             self.exclusive.add(c.id)
         else:
             qos = "Burstable" if self.n % 2 else "BestEffort"
             p = rt.make_pod("s%d" % self.n, qos=qos)
-            c = rt.make_container(p, "c", request=100 if self.n % 2 else 0)
+            c = rt.make_container(p, "c", request=100 if self.n % 2 else 0,
+                                  mem_limit=(1 << 30) if self.n % 2 else 0)
         return p, c
 
     def create(self, guaranteed):
@@ -185,6 +191,35 @@ def grants_of(s):
             if "id" in g}
 
 
+def check_memory(s):
+    """Every container's memory is accounted: a Guaranteed one's limit,
+    a Burstable one's limit (no request to read), on the nodes the
+    runtime pins it to; and no set of nodes a container has holds more
+    than the memory of those nodes."""
+    rt, m = s.rt, s.machine
+    r = s.d.admin("grants")
+    assert r["ok"], r
+    zones = {}
+    for g in r["result"]:
+        if "id" not in g:
+            continue
+        mem = g.get("memory")
+        assert mem is not None, g
+        ctr = rt.containers[g["id"]]
+        want = ctr.linux.resources.memory.limit.value
+        assert mem["bytes"] == want, (g, want)
+        nodes = frozenset(parse_cpuset(mem["nodes"]))
+        assert nodes == parse_cpuset(
+            ctr.linux.resources.cpu.mems), (g, ctr.linux.resources.cpu.mems)
+        zones.setdefault(nodes, 0)
+        zones[nodes] += mem["bytes"]
+    for z in zones:
+        used = sum(b for y, b in zones.items() if y <= z)
+        have = sum(m.memory.get(n, 0) for n in z)
+        assert used <= have, (sorted(z), used, have)
+    return zones
+
+
 def check(s, w):
     rt, m = s.rt, s.machine
     s.wait_status(lambda st: st["nri"]["synchronized"])
@@ -223,6 +258,17 @@ def check(s, w):
     doc = read_state(s)
     assert set(running) <= set(doc["grants"]), (sorted(doc["grants"]),
                                                 sorted(running))
+    # The runtime's memory nodes are what the daemon accounted.
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            zones = check_memory(s)
+            break
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    w.widened = max(w.widened, sum(len(z) > 1 for z in zones))
 
 
 def test_sigkill_during_a_workload():
@@ -252,6 +298,8 @@ def test_sigkill_during_a_workload():
             w.remove(cid)
         w.create(guaranteed=True)
         crash_and_restart(s, w)
+        # Some memory outgrew its node and was spread, and survived.
+        assert w.widened > 0
         s.stop()
 
 

@@ -229,7 +229,8 @@ def test_a_saved_claim_is_held_after_restart():
         r = ctl(d, "grants")
         assert r.returncode == 0, r.stderr
         rows = r.stdout.splitlines()
-        assert rows[0].split() == ["ID", "CPUS", "MEMS", "POOL"], rows
+        assert rows[0].split() == ["ID", "CPUS", "MEMS", "MEMORY", "POOL"], \
+            rows
         assert rows[1].split()[:2] == ["claim:uid-1", text], rows
         r = ctl(d, "claims")
         assert r.stdout.splitlines()[1].split()[:2] == ["uid-1", text], r

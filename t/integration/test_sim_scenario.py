@@ -524,4 +524,59 @@ def test_memory_types_on_n6():
         replies[5]
 
 
+
+def test_memory_accounting_on_n6():
+    """The Go suite's n6 test01 to its end through topoaware-sim: pod1's
+    four containers of 2816M (hbm,dram twice, pmem twice) take one zone
+    each, one per package; pod2c0's 2G of PMEM then fits no single PMEM
+    node, and libmem spreads the smaller, newer request over both. The
+    grants show each container's bytes and nodes; a memory-less
+    scenario's fields are refused by name."""
+    root = tap.mksysfs(N6, "n6")
+    lines = []
+
+    def create(name, types, mem):
+        ann = {"memory-type.resource-policy.nri.io/container." + name:
+               types}
+        lines.append(json.dumps({"op": "create", "id": name, "name": name,
+                                 "pod": name, "namespace": "default",
+                                 "qos": "Guaranteed", "cpuRequest": "100m",
+                                 "cpuLimit": "100m", "memLimit": mem,
+                                 "annotations": ann}))
+    for name, types in (("pod1c0", "hbm,dram"), ("pod1c1", "hbm,dram"),
+                        ("pod1c2", "pmem"), ("pod1c3", "pmem")):
+        create(name, types, "2816M")
+    create("pod2c0", "pmem", "2G")
+    lines.append(json.dumps({"op": "show", "what": "grants"}))
+    lines.append(json.dumps({"op": "create", "id": "x", "qos": "BestEffort",
+                             "memRequest": "1G"}))
+    lines.append(json.dumps({"op": "create", "id": "y", "qos": "Burstable",
+                             "memRequest": "1G", "oomScoreAdj": 500}))
+    r = subprocess.run([os.path.join(tap.builddir(), "topoaware-sim"),
+                        "--sysfs-root", root, "-"],
+                       input="\n".join(lines) + "\n", capture_output=True,
+                       text=True, timeout=60)
+    replies = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(replies) == len(lines), (r.stdout, r.stderr)
+    assert all(x["ok"] for x in replies[:6]), replies
+    pkg = {}
+    for name, reply in zip(("pod1c0", "pod1c1", "pod1c2", "pod1c3"),
+                           replies):
+        pkg[name] = 0 if cpus(reply["cpus"]) <= {0, 1, 4, 5} else 1
+    want = {"pod1c0": {0, 2}, "pod1c1": {0, 2}, "pod1c2": {4},
+            "pod1c3": {4}}
+    assert pkg["pod1c0"] != pkg["pod1c1"] and pkg["pod1c2"] != pkg["pod1c3"]
+    assert cpus(replies[4]["mems"]) == {4, 5}, replies[4]
+    assert not replies[4]["updates"], replies[4]
+    grants = {g["id"]: g for g in replies[5]["grants"] if "id" in g}
+    for name, nodes in want.items():
+        got = grants[name]["memory"]
+        assert cpus(got["nodes"]) == {n + pkg[name] for n in nodes}, got
+        assert got["bytes"] == 2816 * 10 ** 6, got
+    assert grants["pod2c0"]["memory"] == {"bytes": 2 * 10 ** 9,
+                                          "nodes": "4-5"}
+    assert not replies[6]["ok"] and "memRequest" in replies[6]["error"]
+    assert not replies[7]["ok"] and "oomScoreAdj" in replies[7]["error"]
+
+
 tap.run(globals())

@@ -491,9 +491,11 @@ class Runtime:
         return pod
 
     def make_container(self, pod, name, request=0, limit=0, env=(),
-                       cid=None, labels=None):
+                       cid=None, labels=None, mem_limit=0, oom_adj=None):
         """A container of pod, with the labels the kubelet gives every
-        container through CRI and, over them, those given."""
+        container through CRI and, over them, those given; mem_limit in
+        bytes and the OOM score adjustment the kubelet sets (see
+        kubelet_oom_adj), when given."""
         nri = self.pb.nri
         c = nri.Container(id=cid or "%s-%s" % (pod.id, name),
                           pod_sandbox_id=pod.id, name=name,
@@ -513,6 +515,10 @@ class Runtime:
         if limit:
             cpu.quota.value = limit * 100000 // 1000
             cpu.period.value = 100000
+        if mem_limit:
+            c.linux.resources.memory.limit.value = mem_limit
+        if oom_adj is not None:
+            c.linux.oom_score_adj.value = oom_adj
         return c
 
     def add(self, pod, ctr=None):
@@ -608,7 +614,7 @@ class Runtime:
         self._apply_updates("CreateContainer", resp.update)
         return resp
 
-    def update_container(self, cid, request, limit=0,
+    def update_container(self, cid, request, limit=0, mem_limit=None,
                          timeout=REQUEST_TIMEOUT):
         nri = self.pb.nri
         ctr = self.containers[cid]
@@ -617,6 +623,8 @@ class Runtime:
         if limit:
             res.cpu.quota.value = limit * 100000 // 1000
             res.cpu.period.value = 100000
+        if mem_limit is not None:
+            res.memory.limit.value = mem_limit
         req = nri.UpdateContainerRequest(pod=self.pods[ctr.pod_sandbox_id],
                                          container=ctr, linux_resources=res)
         resp = self._event("UpdateContainer", req,
@@ -690,6 +698,18 @@ class Runtime:
 
 
 # Facts of a recorded machine, for assertions derived from the hardware.
+def kubelet_oom_adj(qos, mem_request, capacity):
+    """The OOM score adjustment the kubelet gives a container: -997 for
+    Guaranteed, 1000 for BestEffort, and for Burstable 1000 less the
+    thousandths of the machine's memory it requests, within 3 to 999."""
+    if qos == "Guaranteed":
+        return -997
+    if qos == "BestEffort":
+        return 1000
+    adj = 1000 - (1000 * mem_request) // capacity
+    return min(max(adj, 3), 999)
+
+
 def parse_cpuset(text):
     """The kernel's list form ("0-3,8") as a set of ints."""
     out = set()

@@ -4,11 +4,13 @@
 #include "autoconf.h"
 
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "policylib.h"
+#include "testlib.h"
 #include "policy_priv.h"
 #include "xmalloc.h"
 
@@ -22,6 +24,15 @@ env_open(struct env *e, struct topology *t, const char *config)
 	cr_assert_eq(policy_new(t, e->cfg, &e->P, &e->cause), 0, "policy: %s",
 	    e->cause ? e->cause : "");
 	policy_effects_init(&e->fx);
+}
+
+void
+env_open_spec(struct env *e, const char *spec, const char *config)
+{
+	char	*dir = testlib_mksysfs(spec);
+
+	env_open(e, testlib_topology(dir), config);
+	free(dir);
 }
 
 void
@@ -121,6 +132,15 @@ int
 env_create(struct env *e, const char *id, const char *qos, long long req,
     long long lim, const char *ns, const char *annotations, const char *envs)
 {
+	return (env_create_mem(e, id, qos, req, lim, 0, ENV_NO_OOM, ns,
+	    annotations, envs));
+}
+
+int
+env_create_mem(struct env *e, const char *id, const char *qos, long long req,
+    long long lim, long long mem_limit, int oom_adj, const char *ns,
+    const char *annotations, const char *envs)
+{
 	struct container_spec	 s;
 	struct policy_kv	 ann[8], env[8];
 	char			*c1, *c2;
@@ -137,6 +157,9 @@ env_create(struct env *e, const char *id, const char *qos, long long req,
 	    strcmp(qos, "BU") == 0 ? QOS_BURSTABLE : QOS_BESTEFFORT;
 	s.cpu_request = req;
 	s.cpu_limit = lim;
+	s.mem_limit = mem_limit;
+	s.has_oom = oom_adj != ENV_NO_OOM;
+	s.oom_adj = s.has_oom ? oom_adj : 0;
 	s.nannotations = kvs(annotations, ann, &c1);
 	s.annotations = ann;
 	s.nenv = kvs(envs, env, &c2);
@@ -226,4 +249,44 @@ env_free_cpus(struct env *e)
 		    cpuset_count(&e->P->sup[i].sharable);
 	}
 	return (n);
+}
+
+char *
+env_snapshot(struct env *e)
+{
+	struct grant	**v;
+	json_t		 *pools;
+	char		 *text, *ptext, *pins = xstrdup(""), *tmp, *c, *m;
+	size_t		  i, n;
+
+	text = policy_save_text(e->P, NULL);
+	pools = policy_pools_json(e->P);
+	ptext = json_dumps(pools, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(pools);
+	v = policy_sorted(e->P->ctrs, &n);
+	for (i = 0; i < n; i++) {
+		c = cpuset_format(&v[i]->applied.cpus);
+		m = cpuset_format(&v[i]->applied.mems);
+		xasprintf(&tmp, "%s%s=%s/%s/%d;", pins, v[i]->key, c, m,
+		    v[i]->applied.shares);
+		free(pins);
+		pins = tmp;
+		free(c);
+		free(m);
+	}
+	free(v);
+	xasprintf(&tmp, "%s\n%s\n%s", text, ptext, pins);
+	free(text);
+	free(ptext);
+	free(pins);
+	return (tmp);
+}
+
+int
+env_package_of(struct env *e, const char *id)
+{
+	const struct pinning	*p = policy_pinning(e->P, id);
+
+	cr_assert_not_null(p, "%s is not placed", id);
+	return (topology_cpu(e->topo, cpuset_first(&p->cpus))->package);
 }

@@ -188,7 +188,7 @@ Test(consumers, a_pod_dropped_from_reserved_for_stays_pinned)
 	cr_assert(pinned_to("p", c));
 	/* A resize keeps it where it was pinned. */
 	env_reset(&e);
-	cr_assert_eq(policy_update(e.P, "p", 100, 200, &e.fx, &e.cause), 0);
+	cr_assert_eq(policy_update(e.P, "p", 100, 200, -1, &e.fx, &e.cause), 0);
 	cr_assert(pinned_to("p", c));
 }
 

@@ -256,15 +256,15 @@ Test(grants, update_changes_the_grant)
 {
 	cr_assert_eq(env_create(&e, "u", "G", 2000, 2000, NULL, NULL, NULL), 0);
 	env_reset(&e);
-	cr_assert_eq(policy_update(e.P, "u", 4000, 4000, &e.fx, &e.cause), 0,
+	cr_assert_eq(policy_update(e.P, "u", 4000, 4000, -1, &e.fx, &e.cause), 0,
 	    "%s", e.cause);
 	cr_assert_eq(cpuset_count(&e.fx.self.cpus), 4);
 	env_reset(&e);
-	cr_assert_neq(policy_update(e.P, "nope", 1000, 1000, &e.fx, &e.cause),
+	cr_assert_neq(policy_update(e.P, "nope", 1000, 1000, -1, &e.fx, &e.cause),
 	    0);
 	/* An update that cannot fit leaves the old grant. */
 	env_reset(&e);
-	cr_assert_neq(policy_update(e.P, "u", 200000, 200000, &e.fx,
+	cr_assert_neq(policy_update(e.P, "u", 200000, 200000, -1, &e.fx,
 	    &e.cause), 0);
 	cr_assert_eq(cpuset_count(&policy_pinning(e.P, "u")->cpus), 4);
 }
@@ -727,7 +727,7 @@ Test(grants, pod_name_and_labels_survive_a_restart)
 	    "default", NULL, 0, NULL, 0, NULL), 0, "%s", e.cause);
 	/* An update copies the grant's spec: the labels go with it. */
 	env_reset(&e);
-	cr_assert_eq(policy_update(e.P, "web", 3000, 3000, &e.fx, &e.cause), 0,
+	cr_assert_eq(policy_update(e.P, "web", 3000, 3000, -1, &e.fx, &e.cause), 0,
 	    "%s", e.cause);
 
 	text = check_text(e.P, 1);
@@ -984,7 +984,10 @@ Test(grants, older_state_without_labels_loads)
 	    "\"fallback\":false,\"container\":{\"qos\":\"BestEffort\","
 	    "\"cpuRequest\":-1,\"cpuLimit\":-1,\"annotations\":{},\"env\":{},"
 	    "\"name\":\"c\",\"pod\":\"p\",\"namespace\":\"default\","
-	    "\"podUID\":\"u\"}}}}\n");
+	    "\"podUID\":\"u\"},"
+	    /* Accounted again: BestEffort asks for no memory, from every
+	     * DRAM and PMEM node of the root pool (nodes 0-3 and 4-5). */
+	    "\"memory\":{\"bytes\":0,\"nodes\":\"0-5\"}}}}\n");
 	free(again);
 	policy_free(R);
 	free(text);
@@ -1192,7 +1195,7 @@ Test(grants, state_text_random_walk, .timeout = 120)
 			env_reset(&e);
 			(void)policy_update(e.P, ids[i],
 			    walk_req[walk_rand(&seed) % 8],
-			    walk_req[walk_rand(&seed) % 8], &e.fx, &e.cause);
+			    walk_req[walk_rand(&seed) % 8], -1, &e.fx, &e.cause);
 		} else if (op == 5 && nids > 0) {
 			i = (int)(walk_rand(&seed) % (unsigned int)nids);
 			cr_assert_eq(env_remove(&e, ids[i]), 0);

@@ -26,10 +26,7 @@ static struct env	e;
 static void
 setup(void)
 {
-	char	*dir = testlib_mksysfs(TESTLIB_N6);
-
-	env_open(&e, testlib_topology(dir), "{}");
-	free(dir);
+	env_open_spec(&e, TESTLIB_N6, "{}");
 }
 
 static void
@@ -40,14 +37,10 @@ teardown(void)
 
 TestSuite(memtypes, .init = setup, .fini = teardown);
 
-/* The package of a container's CPUs. */
 static int
 package_of(const char *id)
 {
-	const struct pinning	*p = policy_pinning(e.P, id);
-
-	cr_assert_not_null(p, "%s is not placed", id);
-	return (topology_cpu(e.topo, cpuset_first(&p->cpus))->package);
+	return (env_package_of(&e, id));
 }
 
 /* A Guaranteed 100m container, annotated value (NULL none), pinned to

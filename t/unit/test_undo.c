@@ -35,38 +35,6 @@ teardown(void)
 
 TestSuite(undo, .init = setup, .fini = teardown);
 
-/* Everything an undo must restore, as one string. */
-static char *
-snapshot(struct policy *P)
-{
-	struct grant	**v;
-	json_t		 *pools;
-	char		 *text, *ptext, *pins = xstrdup(""), *tmp, *c, *m;
-	size_t		  i, n;
-
-	text = policy_save_text(P, NULL);
-	pools = policy_pools_json(P);
-	ptext = json_dumps(pools, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(pools);
-	v = policy_sorted(P->ctrs, &n);
-	for (i = 0; i < n; i++) {
-		c = cpuset_format(&v[i]->applied.cpus);
-		m = cpuset_format(&v[i]->applied.mems);
-		xasprintf(&tmp, "%s%s=%s/%s/%d;", pins, v[i]->key, c, m,
-		    v[i]->applied.shares);
-		free(pins);
-		pins = tmp;
-		free(c);
-		free(m);
-	}
-	free(v);
-	xasprintf(&tmp, "%s\n%s\n%s", text, ptext, pins);
-	free(text);
-	free(ptext);
-	free(pins);
-	return (tmp);
-}
-
 static void
 create(const char *id, const char *qos, long long req, const char *env)
 {
@@ -96,22 +64,7 @@ populate(void)
 }
 
 /* Runs op, checks it changed something, undoes it, checks all is back. */
-#define UNDONE(what, call) do {						\
-	char	*before, *during, *after;				\
-									\
-	before = snapshot(e.P);						\
-	env_reset(&e);							\
-	cr_assert_eq((call), 0, "%s: %s", what, e.cause ? e.cause : "");	\
-	during = snapshot(e.P);						\
-	cr_assert_str_neq(during, before, "%s changed nothing", what);	\
-	policy_undo(e.P, &e.fx);					\
-	after = snapshot(e.P);						\
-	cr_assert_str_eq(after, before, "%s not undone", what);	\
-	free(before);							\
-	free(during);							\
-	free(after);							\
-	env_reset(&e);							\
-} while (0)
+#define UNDONE(what, call)	ENV_UNDONE(&e, what, call)
 
 Test(undo, every_operation)
 {
@@ -130,9 +83,9 @@ Test(undo, every_operation)
 	    NULL));
 	UNDONE("create again", env_create(&e, "be1", "G", 1000, 1000, NULL,
 	    NULL, NULL));
-	UNDONE("update", policy_update(e.P, "g1", 4000, 4000, &e.fx,
+	UNDONE("update", policy_update(e.P, "g1", 4000, 4000, -1, &e.fx,
 	    &e.cause));
-	UNDONE("update pinned", policy_update(e.P, "pin", 100, 100, &e.fx,
+	UNDONE("update pinned", policy_update(e.P, "pin", 100, 100, -1, &e.fx,
 	    &e.cause));
 	UNDONE("remove", policy_remove(e.P, "g1", &e.fx));
 	UNDONE("claim", policy_claim(e.P, "c2", &r, 1, NULL, &e.fx,
@@ -163,15 +116,15 @@ Test(undo, failures_leave_no_trace)
 	char	*before, *after;
 
 	populate();
-	before = snapshot(e.P);
+	before = env_snapshot(&e);
 	cr_assert_neq(env_create(&e, "be1", "G", 200000, 200000, NULL, NULL,
 	    NULL), 0);
 	cr_assert_neq(env_claim(&e, "c3", "cpudevnuma000=2,cpudevnuma000=40"),
 	    0);
 	env_reset(&e);
-	cr_assert_neq(policy_update(e.P, "bu1", 300000, 300000, &e.fx,
+	cr_assert_neq(policy_update(e.P, "bu1", 300000, 300000, -1, &e.fx,
 	    &e.cause), 0);
-	after = snapshot(e.P);
+	after = env_snapshot(&e);
 	cr_assert_str_eq(after, before);
 	free(before);
 	free(after);
@@ -231,7 +184,7 @@ Test(undo, random_walk, .timeout = 120)
 	for (step = 0; step < 400; step++) {
 		op = (int)(rnd(&seed) % 6);
 		undo = rnd(&seed) % 2;
-		before = snapshot(e.P);
+		before = env_snapshot(&e);
 		env_reset(&e);
 		if (op < 3) {
 			snprintf(id, sizeof id, "c%u", rnd(&seed) % 40);
@@ -255,7 +208,7 @@ Test(undo, random_walk, .timeout = 120)
 		if (rc != 0 || undo) {
 			if (rc == 0)
 				policy_undo(e.P, &e.fx);
-			after = snapshot(e.P);
+			after = env_snapshot(&e);
 			cr_assert_str_eq(after, before, "step %d op %d", step,
 			    op);
 			free(after);
