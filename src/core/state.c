@@ -7,10 +7,11 @@
  * (policy_save_text), which the daemon saves before answering every event.
  * Reading and writing files is the daemon's business.
  *
- * A container's pod name and labels ("podName", "labels", "podLabels")
- * and a claim's result count ("results") came later than version 2: they
- * are written only when there are some, so that a state without them
- * reads the same, and read when present.
+ * A container's pod name and labels ("podName", "labels", "podLabels"),
+ * whether its metadata was trimmed at the node's budget ("trimmed") and a
+ * claim's result count ("results") came later than version 2: they are
+ * written only when there are some, so that a state without them reads
+ * the same, and read when present.
  */
 #include "autoconf.h"
 
@@ -97,6 +98,8 @@ container_json(const struct grant *g)
 	if (c->npod_labels > 0)
 		json_object_set_new(spec, "podLabels", kv_json(c->pod_labels,
 		    c->npod_labels));
+	if (c->trimmed)
+		json_object_set_new(spec, "trimmed", json_true());
 
 	if (g->kind == GRANT_CLAIM_PINNED) {
 		claims = json_array();
@@ -214,6 +217,8 @@ tb_spec(struct textbuf *b, const struct cspec *c)
 		tb_lit(b, ",\"podLabels\":");
 		tb_kv(b, c->pod_labels, c->npod_labels);
 	}
+	if (c->trimmed)
+		tb_lit(b, ",\"trimmed\":true");
 	tb_lit(b, "}");
 }
 
@@ -519,15 +524,16 @@ parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
 	json_t		*pod_labels = NULL;
 	json_int_t	 req = -1, lim = -1;
 	json_error_t	 err;
-	int		 i;
+	int		 i, trimmed = 0;
 
 	memset(c, 0, sizeof *c);
 	if (!json_is_object(o) || json_unpack_ex(o, &err, JSON_STRICT,
-	    "{s:s, s:I, s:I, s?o, s?o, s?s, s?s, s?s, s?s, s?s, s?o, s?o}",
+	    "{s:s, s:I, s:I, s?o, s?o, s?s, s?s, s?s, s?s, s?s, s?o, s?o, s?b}",
 	    "qos", &qos, "cpuRequest", &req, "cpuLimit", &lim,
 	    "annotations", &ann, "env", &env, "name", &name, "pod", &pod,
 	    "namespace", &ns, "podUID", &pod_uid, "podName", &pod_name,
-	    "labels", &labels, "podLabels", &pod_labels) != 0)
+	    "labels", &labels, "podLabels", &pod_labels,
+	    "trimmed", &trimmed) != 0)
 		return (bad(cause, key, "container: malformed"));
 	c->id = xstrdup(key);
 	c->name = name ? xstrdup(name) : NULL;
@@ -556,6 +562,9 @@ parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
 		return (bad(cause, key, "container: labels and podLabels must "
 		    "be objects of strings"));
 	cspec_fold_labels(c);
+	/* Held whole, even past the budget: it was acknowledged. */
+	c->trimmed = trimmed;
+	c->cost = cspec_cost(c);
 	return (0);
 }
 
