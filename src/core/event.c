@@ -4,7 +4,8 @@
  * journal keeps of each change besides the grants it changed, so that a
  * node's history can be replayed offline. A container is written as the
  * policy keeps it: our annotations and DRA_CPUSET_ variables only, and the
- * pod's and the container's labels, within their caps.
+ * pod's and the container's labels, within their caps (and, for a
+ * Synchronize, within the node's budget of kept metadata).
  */
 #include "autoconf.h"
 
@@ -105,16 +106,22 @@ tb_kv_object(struct textbuf *b, int *first, const char *key,
 /*
  * A container as the policy reads it, written straight into b (no
  * jansson values: a Synchronize writes thousands); op, when not NULL,
- * goes last.
+ * goes last. With room, its metadata is written only when it fits there
+ * (POLICY_META_BUDGET), and takes from it: a Synchronize's record stays
+ * bounded, as the state is, whatever the pods put in their specs.
  */
 static void
 tb_spec_event(struct textbuf *b, const struct container_spec *s,
-    const char *op)
+    const char *op, size_t *room)
 {
 	struct cspec	c;
 	int		first = 1;
 
 	cspec_copy(&c, s);
+	if (room != NULL && c.cost > *room)
+		cspec_trim(&c, 1);
+	else if (room != NULL)
+		*room -= c.cost;
 	tb_lit(b, "{");
 	tb_field(b, &first, "id", c.id);
 	tb_field(b, &first, "name", c.name);
@@ -163,7 +170,7 @@ event_create(const struct container_spec *s)
 	struct textbuf	b;
 
 	tb_init(&b, 512);
-	tb_spec_event(&b, s, "create");
+	tb_spec_event(&b, s, "create", NULL);
 	return (tb_finish(&b, NULL));
 }
 
@@ -197,6 +204,7 @@ char *
 event_sync(const struct container_spec *specs, int n)
 {
 	struct textbuf	b;
+	size_t		room = POLICY_META_BUDGET;
 	int		i;
 
 	tb_init(&b, 256 + 512 * (size_t)(n > 0 ? n : 0));
@@ -204,7 +212,7 @@ event_sync(const struct container_spec *specs, int n)
 	for (i = 0; i < n; i++) {
 		if (i > 0)
 			tb_lit(&b, ",");
-		tb_spec_event(&b, &specs[i], NULL);
+		tb_spec_event(&b, &specs[i], NULL, &room);
 	}
 	tb_lit(&b, "]}");
 	return (tb_finish(&b, NULL));

@@ -1373,6 +1373,53 @@ warn_dropped(struct policy_effects *fx, const char *id, int n)
 	    POLICY_MAX_LABEL_BYTES);
 }
 
+/* What is left of the budget with the metadata of old (being replaced,
+ * or NULL) given back. */
+static size_t
+budget_room(const struct policy *P, const struct grant *old)
+{
+	size_t	used = P->kept - (old != NULL ? old->spec.cost : 0);
+
+	return (used < POLICY_META_BUDGET ? POLICY_META_BUDGET - used : 0);
+}
+
+/*
+ * A new container's metadata against what is left of the node's budget
+ * (POLICY_META_BUDGET): kept whole when it fits, else without labels,
+ * else refused, or, when the runtime already runs it (running), kept
+ * with no metadata at all. Trimming is warned of and recorded in the
+ * spec (the state says "trimmed"), and the container is placed by what
+ * is kept, so a reload or restart places it the same way.
+ */
+static int
+budget_fit(const struct policy *P, struct cspec *c, const struct grant *old,
+    int running, struct policy_effects *fx, char **cause)
+{
+	size_t	room = budget_room(P, old), want = c->cost;
+	int	all;
+
+	if (want <= room)
+		return (0);
+	cspec_trim(c, 0);
+	all = c->cost > room;
+	if (all && !running) {
+		xasprintf(cause, "container %s: its annotations and %s* "
+		    "variables take %zu bytes of saved state, more than the "
+		    "%zu left of the node's budget of kept metadata (%d bytes, "
+		    "POLICY_META_BUDGET)", c->id, DRA_ENV_PREFIX, c->cost,
+		    room, POLICY_META_BUDGET);
+		return (-ENOSPC);
+	}
+	if (all)
+		cspec_trim(c, 1);
+	policy_warn(fx, "container %s: its metadata (%zu bytes of saved "
+	    "state) passes the %zu left of the node's budget of kept metadata "
+	    "(%d bytes, POLICY_META_BUDGET); kept without %s", c->id, want,
+	    room, POLICY_META_BUDGET, all ? "its labels, annotations and "
+	    "variables: placed as if it had none" : "its labels");
+	return (0);
+}
+
 /* A container grant of spec, allocated in P (not yet stored); prev is
  * the grant it replaces, if any. */
 static int
@@ -1465,7 +1512,8 @@ policy_create(struct policy *P, const struct container_spec *s,
 		supply_release(P, old);
 	if ((dropped = cspec_copy(&spec, s)) > 0)
 		warn_dropped(fx, s->id, dropped);
-	rc = container_grant(P, &spec, NULL, old, &g, fx, cause);
+	if ((rc = budget_fit(P, &spec, old, 0, fx, cause)) == 0)
+		rc = container_grant(P, &spec, NULL, old, &g, fx, cause);
 	cspec_clear(&spec);
 	if (rc != 0) {
 		undo_fail(P, &u);
@@ -1690,14 +1738,15 @@ fail:
  */
 static struct grant *
 relabeled(const struct grant *old, const struct container_spec *s,
-    struct policy_effects *fx)
+    size_t *room, struct policy_effects *fx)
 {
 	struct grant	*g;
 	struct cspec	 c;
 	int		 dropped;
 
+	/* Trimmed at the budget: it stays so until created again. */
 	if (s->pod == NULL || old->spec.pod == NULL ||
-	    strcmp(s->pod, old->spec.pod) != 0)
+	    strcmp(s->pod, old->spec.pod) != 0 || old->spec.trimmed)
 		return (NULL);
 	if (cspec_same_meta(&old->spec, s))
 		return (NULL);
@@ -1706,6 +1755,18 @@ relabeled(const struct grant *old, const struct container_spec *s,
 	g = grant_dup(old);
 	cspec_take_meta(&g->spec, &c);
 	cspec_clear(&c);
+	/* Labels that grow take from the budget's room, or are not taken. */
+	if (g->spec.cost > old->spec.cost) {
+		if (g->spec.cost - old->spec.cost > *room) {
+			policy_warn(fx, "container %s: its new labels pass the "
+			    "node's budget of kept metadata (%d bytes, "
+			    "POLICY_META_BUDGET); it keeps its old ones",
+			    old->key, POLICY_META_BUDGET);
+			grant_free(g);
+			return (NULL);
+		}
+		*room -= g->spec.cost - old->spec.cost;
+	}
 	return (g);
 }
 
@@ -1718,6 +1779,7 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 	struct grant	*old, *g, *fresh;
 	struct cspec	 spec;
 	char		*why = NULL;
+	size_t		 room = budget_room(P, NULL);
 	int		 i, rc = 0, dropped, pass;
 
 	if (n < 0 || n > POLICY_MAX_CONTAINERS) {
@@ -1754,7 +1816,7 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 			if ((old = strmap_get(P->ctrs, specs[i].id)) == NULL ||
 			    holds_cpus(old) != (pass == 0))
 				continue;
-			fresh = relabeled(old, &specs[i], fx);
+			fresh = relabeled(old, &specs[i], &room, fx);
 			if (carry_from(N, P, fresh ? fresh : old, fx,
 			    &why) != 0) {
 				policy_warn(fx, "%s", why);
@@ -1768,6 +1830,8 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 			continue;
 		if ((dropped = cspec_copy(&spec, &specs[i])) > 0)
 			warn_dropped(fx, specs[i].id, dropped);
+		/* Running already: trimmed, never refused. */
+		(void)budget_fit(N, &spec, NULL, 1, fx, NULL);
 		rc = container_grant(N, &spec, NULL, NULL, &g, fx, &why);
 		if (rc != 0) {
 			/*
@@ -1819,6 +1883,12 @@ int
 policy_ncontainers(const struct policy *P)
 {
 	return ((int)strmap_count(P->ctrs));
+}
+
+size_t
+policy_kept_bytes(const struct policy *P)
+{
+	return (P->kept);
 }
 
 int

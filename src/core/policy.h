@@ -45,6 +45,43 @@
 #define POLICY_MAX_LABEL_BYTES	(16 * 1024)	/* each set, keys and values */
 /* Containers of one claim waiting for its consumers to be read again. */
 #define POLICY_MAX_WAITING	64
+/*
+ * Each of a container's names (its own, its pod's id, name, UID and
+ * namespace) is kept up to this many bytes of state text, escaped (a
+ * Kubernetes name is at most 253 plain bytes: never cut).
+ */
+#define POLICY_MAX_NAME		256
+/*
+ * The node's budget of kept metadata: the annotations, DRA_CPUSET_*
+ * variables (with the claims they name), labels and pod labels of every
+ * container held, in bytes of state text (escaped, as written). A
+ * container whose metadata would pass it keeps no labels; a create whose
+ * annotations and variables still do not fit is refused, a container
+ * already running (Synchronize) keeps none of them. What a restart or a
+ * reload carries is kept whole, even past the budget.
+ *
+ * Why 4 MiB: the state text is bounded by what the budget leaves out, at
+ * worst escaping (every byte a control character, 6 bytes of text):
+ *
+ *   8192 containers, each at most 2.8 KiB besides its metadata: a
+ *	256-byte id, 5 names and 4 kubelet labels copying them at
+ *	POLICY_MAX_NAME, numbers, pool and CPUs                    22 MiB
+ *   4096 claims, each at most 34 KiB: 256 consumers of 128-byte UIDs,
+ *	namespace, name, CPUs                                    134 MiB
+ *   the config (SERVER_CONFIG_MAX, its JSON text as read)          1 MiB
+ *   kept metadata                                                 4 MiB
+ *
+ * about 160 MiB, which t/unit/test_budget.c builds and measures; state.json
+ * is read up to STATEFILE_MAX_SIZE (512 MiB), a journal record up to
+ * JREC_MAX_PAYLOAD (512 MiB: a Synchronize's holds every grant and its
+ * event, whose metadata is bounded by the budget too) and the journal up
+ * to 1 GiB. A pod's own choices (annotations, variables, image labels)
+ * reach only the last line, which is also what a Synchronize writes and
+ * syncs twice (record and snapshot): at 16 MiB that took 2.4 s on a slow
+ * test machine, past the runtime's 2 s; at 4 MiB, 0.6 s. 4 MiB is 8192
+ * containers with 512 bytes each, or 2,000 with 2 KiB.
+ */
+#define POLICY_META_BUDGET	(4 * 1024 * 1024)
 
 enum qos_class {
 	QOS_BESTEFFORT = 0,
@@ -231,6 +268,9 @@ const struct config	*policy_config(const struct policy *);
 const struct pool_tree	*policy_tree(const struct policy *);
 int	policy_devices(const struct policy *, struct dradev **);
 int	policy_ncontainers(const struct policy *);
+/* Bytes of state text the containers' kept metadata takes (held whole
+ * after a restart even when past POLICY_META_BUDGET). */
+size_t	policy_kept_bytes(const struct policy *);
 int	policy_nclaims(const struct policy *);
 /* [{"id"|"claim","cpus","mems","pool"}] sorted, containers then claims. */
 json_t	*policy_grants_json(const struct policy *);

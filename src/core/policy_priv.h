@@ -98,6 +98,8 @@ struct cspec {
 					   (expr_kube_label bits) */
 	int		 npod_labels;
 	struct policy_kv *pod_labels;	/* the pod's, capped */
+	size_t		 cost;		/* cspec_cost, set when made */
+	int		 trimmed;	/* metadata dropped at the budget */
 };
 
 struct grant {
@@ -153,6 +155,7 @@ struct policy {
 	struct dradev		*devs;
 	struct undolog		*undo;		/* the operation's, or NULL */
 	struct index		*index;		/* index.c */
+	size_t			 kept;		/* the containers' spec.cost */
 };
 
 /* index.c */
@@ -257,6 +260,8 @@ void	cspec_dup(struct cspec *, const struct cspec *);
 void	cspec_clear(struct cspec *);
 int	cspec_check(const struct container_spec *, char **);
 int	request_check_id(const char *, const char *, char **);
+size_t	cspec_cost(const struct cspec *);
+void	cspec_trim(struct cspec *, int all);
 
 /* policy.c */
 struct grant *grant_new(const char *, enum grant_kind);

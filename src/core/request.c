@@ -17,6 +17,7 @@
 #include "expr.h"
 #include "memzone.h"
 #include "policy_priv.h"
+#include "textbuf.h"
 #include "utf8.h"
 #include "xmalloc.h"
 
@@ -96,6 +97,8 @@ kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
 		*out = xreallocarray(*out, (size_t)k + 1, sizeof **out);
 }
 
+static void	kv_free(struct policy_kv *, int);
+
 static int
 keep_annotation(const char *key)
 {
@@ -118,6 +121,29 @@ static char *
 dupornull(const char *s)
 {
 	return (s != NULL ? utf8_clean(s) : NULL);
+}
+
+/* A name cut to POLICY_MAX_NAME bytes of state text, at a character. */
+static void
+cut_name(char *s)
+{
+	size_t	n;
+
+	if (s == NULL)
+		return;
+	(void)tb_esc_len(s, POLICY_MAX_NAME, &n);
+	s[n] = '\0';
+}
+
+/* The names bound what a container costs besides its metadata. */
+static void
+cut_names(struct cspec *c)
+{
+	cut_name(c->name);
+	cut_name(c->pod);
+	cut_name(c->pod_uid);
+	cut_name(c->pod_name);
+	cut_name(c->ns);
 }
 
 /* Returns how many entries past the caps were not kept. */
@@ -150,7 +176,9 @@ cspec_copy(struct cspec *c, const struct container_spec *s)
 	kv_copy(&c->pod_labels, &c->npod_labels, s->pod_labels,
 	    s->npod_labels, keep_all, POLICY_MAX_LABELS,
 	    POLICY_MAX_LABEL_BYTES, &dropped);
+	cut_names(c);
 	cspec_fold_labels(c);
+	c->cost = cspec_cost(c);
 	return (dropped);
 }
 
@@ -181,6 +209,63 @@ cspec_dup(struct cspec *c, const struct cspec *s)
 	kv_copy(&c->pod_labels, &c->npod_labels, s->pod_labels,
 	    s->npod_labels, keep_all, s->npod_labels + 1, SIZE_MAX, &dropped);
 	c->kube_labels = s->kube_labels;
+	c->cost = s->cost;
+	c->trimmed = s->trimmed;
+}
+
+/* The text of n entries in the state, "key":"value" and a comma each;
+ * with claims, a DRA_CPUSET_<uid> key's uid once more, as a claim-pinned
+ * grant lists it. */
+static size_t
+kv_cost(const struct policy_kv *kv, int n, int claims)
+{
+	size_t	sum = 0;
+	int	i;
+
+	for (i = 0; i < n; i++) {
+		sum += tb_esc_len(kv[i].key, SIZE_MAX, NULL) +
+		    tb_esc_len(kv[i].value ? kv[i].value : "", SIZE_MAX,
+		    NULL) + 6;
+		if (claims)
+			sum += tb_esc_len(kv[i].key + strlen(DRA_ENV_PREFIX),
+			    SIZE_MAX, NULL) + 3;
+	}
+	return (sum);
+}
+
+/*
+ * What a container's metadata (POLICY_META_BUDGET) takes of the state
+ * text: walked once, when its cspec is made; the policy adds it up as
+ * grants come and go.
+ */
+size_t
+cspec_cost(const struct cspec *c)
+{
+	return (kv_cost(c->ann, c->nann, 0) + kv_cost(c->env, c->nenv, 1) +
+	    kv_cost(c->labels, c->nlabels, 0) +
+	    kv_cost(c->pod_labels, c->npod_labels, 0));
+}
+
+/*
+ * At the budget: the labels and pod labels go (they serve only other
+ * containers' affinities), and with all the annotations and variables
+ * too (the container is then placed as if it had none).
+ */
+void
+cspec_trim(struct cspec *c, int all)
+{
+	kv_free(c->labels, c->nlabels);
+	kv_free(c->pod_labels, c->npod_labels);
+	c->labels = c->pod_labels = NULL;
+	c->nlabels = c->npod_labels = 0;
+	if (all) {
+		kv_free(c->ann, c->nann);
+		kv_free(c->env, c->nenv);
+		c->ann = c->env = NULL;
+		c->nann = c->nenv = 0;
+	}
+	c->trimmed = 1;
+	c->cost = cspec_cost(c);
 }
 
 /*
@@ -291,6 +376,7 @@ cspec_take_meta(struct cspec *c, struct cspec *src)
 	src->pod_labels = t.pod_labels;
 	src->npod_labels = t.npod_labels;
 	refold(c, &fresh);
+	c->cost = cspec_cost(c);
 }
 
 static int

@@ -7,10 +7,11 @@
  * (policy_save_text), which the daemon saves before answering every event.
  * Reading and writing files is the daemon's business.
  *
- * A container's pod name and labels ("podName", "labels", "podLabels")
- * and a claim's result count ("results") came later than version 2: they
- * are written only when there are some, so that a state without them
- * reads the same, and read when present.
+ * A container's pod name and labels ("podName", "labels", "podLabels"),
+ * whether its metadata was trimmed at the node's budget ("trimmed") and a
+ * claim's result count ("results") came later than version 2: they are
+ * written only when there are some, so that a state without them reads
+ * the same, and read when present.
  */
 #include "autoconf.h"
 
@@ -112,6 +113,8 @@ container_json(const struct policy *P, const struct grant *g)
 	if (c->npod_labels > 0)
 		json_object_set_new(spec, "podLabels", kv_json(c->pod_labels,
 		    c->npod_labels));
+	if (c->trimmed)
+		json_object_set_new(spec, "trimmed", json_true());
 	if (c->mem_limit > 0)
 		json_object_set_new(spec, "memLimit",
 		    json_integer((json_int_t)c->mem_limit));
@@ -242,6 +245,8 @@ tb_spec(struct textbuf *b, const struct cspec *c)
 		tb_lit(b, ",\"podLabels\":");
 		tb_kv(b, c->pod_labels, c->npod_labels);
 	}
+	if (c->trimmed)
+		tb_lit(b, ",\"trimmed\":true");
 	if (c->mem_limit > 0) {
 		tb_lit(b, ",\"memLimit\":");
 		tb_int(b, c->mem_limit);
@@ -565,17 +570,17 @@ parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
 	json_t		*pod_labels = NULL, *mlim = NULL, *oom = NULL;
 	json_int_t	 req = -1, lim = -1;
 	json_error_t	 err;
-	int		 i;
+	int		 i, trimmed = 0;
 
 	memset(c, 0, sizeof *c);
 	if (!json_is_object(o) || json_unpack_ex(o, &err, JSON_STRICT,
-	    "{s:s, s:I, s:I, s?o, s?o, s?s, s?s, s?s, s?s, s?s, s?o, s?o, "
+	    "{s:s, s:I, s:I, s?o, s?o, s?s, s?s, s?s, s?s, s?s, s?o, s?o, s?b, "
 	    "s?o, s?o}",
 	    "qos", &qos, "cpuRequest", &req, "cpuLimit", &lim,
 	    "annotations", &ann, "env", &env, "name", &name, "pod", &pod,
 	    "namespace", &ns, "podUID", &pod_uid, "podName", &pod_name,
-	    "labels", &labels, "podLabels", &pod_labels, "memLimit", &mlim,
-	    "oomScoreAdj", &oom) != 0)
+	    "labels", &labels, "podLabels", &pod_labels,
+	    "trimmed", &trimmed, "memLimit", &mlim, "oomScoreAdj", &oom) != 0)
 		return (bad(cause, key, "container: malformed"));
 	if ((mlim != NULL && (!json_is_integer(mlim) ||
 	    json_integer_value(mlim) <= 0 ||
@@ -617,6 +622,9 @@ parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
 		return (bad(cause, key, "container: labels and podLabels must "
 		    "be objects of strings"));
 	cspec_fold_labels(c);
+	/* Held whole, even past the budget: it was acknowledged. */
+	c->trimmed = trimmed;
+	c->cost = cspec_cost(c);
 	return (0);
 }
 

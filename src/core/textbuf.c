@@ -95,6 +95,32 @@ tb_esc(struct textbuf *b, const char *s)
 	}
 }
 
+size_t
+tb_esc_len(const char *s, size_t max, size_t *bytes)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 len = 0, n, w;
+
+	for (; *p != '\0'; p += n) {
+		n = 1;
+		if (*p >= 0x80) {
+			if ((n = utf8_seqlen(p)) == 0)
+				n = 1;
+			w = n == 1 ? 3 : n;	/* U+FFFD */
+		} else if (*p == '"' || *p == '\\' || *p == '\b' ||
+		    *p == '\f' || *p == '\n' || *p == '\r' || *p == '\t')
+			w = 2;
+		else
+			w = *p < 0x20 ? 6 : 1;
+		if (len + w > max)
+			break;
+		len += w;
+	}
+	if (bytes != NULL)
+		*bytes = (size_t)(p - (const unsigned char *)s);
+	return (len);
+}
+
 void
 tb_str(struct textbuf *b, const char *s)
 {

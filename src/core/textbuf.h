@@ -47,6 +47,12 @@ void	 tb_int(struct textbuf *, long long);
 void	 tb_esc(struct textbuf *, const char *);
 /* A JSON string. */
 void	 tb_str(struct textbuf *, const char *);
+/*
+ * What tb_esc writes of s, without writing it: the length of the longest
+ * prefix of whole characters whose escaped text is at most max bytes,
+ * that prefix's length in *bytes when not NULL. s is UTF-8 (cleaned).
+ */
+size_t	 tb_esc_len(const char *s, size_t max, size_t *bytes);
 /* A cpuset in list form, as a JSON string. */
 void	 tb_cpuset(struct textbuf *, const struct cpuset *);
 /* An object of keys to strings (keys distinct). */

@@ -136,6 +136,20 @@ map_of(struct policy *P, int claims)
 	return (claims ? P->claims : P->ctrs);
 }
 
+/* The budget's sum follows the containers' map, both ways (an undo too):
+ * out leaves it, in enters it; either may be NULL. */
+static void
+account(struct policy *P, int claims, const struct grant *out,
+    const struct grant *in)
+{
+	if (claims)
+		return;
+	if (out != NULL)
+		P->kept -= out->spec.cost;
+	if (in != NULL)
+		P->kept += in->spec.cost;
+}
+
 /*
  * Puts g under its key in P's containers (claims: 0) or claims, or takes
  * the key out (g NULL). The grant it replaces is kept for an undo, or
@@ -156,6 +170,7 @@ policy_put(struct policy *P, int claims, const char *key, struct grant *g)
 		strmap_put(m, key, g);
 		index_link(P, claims, g);
 	}
+	account(P, claims, old, g);
 	if (P->undo == NULL) {
 		grant_free(old);
 		return;
@@ -295,6 +310,7 @@ revert(struct policy *P, struct undo_entry *e)
 			index_link(P, e->claims, e->old);
 		} else
 			strmap_del(m, e->key);
+		account(P, e->claims, cur, e->old);
 		e->old = NULL;
 		if (cur != NULL)
 			grant_free(cur);

@@ -40,8 +40,9 @@
 #include "statefile.h"
 #include "xmalloc.h"
 
-/* A journal is read whole at start; a larger one is damage. */
-#define JOURNAL_MAX_SIZE	(256U << 20)
+/* A journal is read whole at start; a larger one is damage. It holds
+ * about a snapshot's worth before it is compacted (POLICY_META_BUDGET). */
+#define JOURNAL_MAX_SIZE	(1024U << 20)
 
 struct journal {
 	char		*dir;

@@ -272,6 +272,16 @@ restore_state(struct server *srv, char **cause)
 		log_info("restored %d containers and %d claims",
 		    policy_ncontainers(srv->policy),
 		    policy_nclaims(srv->policy));
+		/* Restored whole: they were acknowledged. New ones wait. */
+		if (policy_kept_bytes(srv->policy) > POLICY_META_BUDGET)
+			log_warnx("the restored containers' metadata takes %zu "
+			    "bytes of saved state, past the node's budget of "
+			    "%d (POLICY_META_BUDGET): kept whole, and new "
+			    "containers keep no labels, and are refused if "
+			    "they have annotations of ours or %s* variables, "
+			    "until there is room",
+			    policy_kept_bytes(srv->policy), POLICY_META_BUDGET,
+			    "DRA_CPUSET_");
 		goto open;
 	}
 	if (rc == -EBUSY) {

@@ -22,8 +22,10 @@
 /* A file moved aside is STATEFILE_BAD<unixtime>, then -1, -2... if taken. */
 #define STATEFILE_BAD		"state.json.bad-"
 #define STATEFILE_VERSION	2	/* 1 is still read */
-/* A bigger state file is treated as corrupt rather than read. */
-#define STATEFILE_MAX_SIZE	(64 * 1024 * 1024)
+/* A bigger state file is treated as corrupt rather than read: well above
+ * the largest the daemon writes (POLICY_META_BUDGET in policy.h says why),
+ * so that a larger one an older version wrote is still read. */
+#define STATEFILE_MAX_SIZE	(512 * 1024 * 1024)
 
 /*
  * Makes sure dir is usable: created 0700 if absent (its parent must

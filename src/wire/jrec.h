@@ -13,8 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A record's payload is at most this long. */
-#define JREC_MAX_PAYLOAD	(64U << 20)
+/* A record's payload is at most this long: well above the largest the
+ * daemon writes (POLICY_META_BUDGET in policy.h). */
+#define JREC_MAX_PAYLOAD	(512U << 20)
 
 /* What jrec_scan found after the last good record. */
 #define JREC_END	0	/* nothing: every byte was a good record */
