@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <yaml.h>
+#include "yamldoc.h"
 
 #include "affinity.h"
 #include "strmap.h"
@@ -447,7 +447,6 @@ int
 affinity_parse(const char *textv, int anti, const char *name,
     struct affinity_set *set, char **cause)
 {
-	yaml_parser_t		 parser;
 	struct yctx		 y;
 	struct affinity_set	 got = { 0, NULL };
 	struct names		 others = { 0, NULL, NULL };
@@ -459,21 +458,8 @@ affinity_parse(const char *textv, int anti, const char *name,
 	memset(&y, 0, sizeof y);
 	if (name == NULL)
 		name = "";
-	if (!yaml_parser_initialize(&parser)) {
-		xasprintf(cause, "out of memory");
-		return (-ENOMEM);
-	}
-	yaml_parser_set_input_string(&parser, (const unsigned char *)textv,
-	    strlen(textv));
-	if (!yaml_parser_load(&parser, &y.doc)) {
-		xasprintf(cause, "line %zu, column %zu: %s",
-		    (size_t)parser.problem_mark.line + 1,
-		    (size_t)parser.problem_mark.column + 1,
-		    parser.problem ? parser.problem : "bad YAML");
-		yaml_parser_delete(&parser);
-		return (-EINVAL);
-	}
-	yaml_parser_delete(&parser);
+	if ((rc = yamldoc_load(textv, &y.doc, cause)) != 0)
+		return (rc);
 	if ((root = yaml_document_get_root_node(&y.doc)) == NULL) {
 		yaml_document_delete(&y.doc);
 		return (0);		/* empty: nothing said */

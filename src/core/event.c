@@ -190,6 +190,25 @@ event_update(const char *id, long long request, long long limit,
 	return (text_of(o));
 }
 
+/* The runtime started a container (its cold start begins). */
+char *
+event_start(const char *id)
+{
+	json_t	*o = json_object();
+
+	json_object_set_new(o, "op", json_string("start"));
+	set_string(o, "id", id);
+	return (text_of(o));
+}
+
+/* Cold starts due by at (ms of the wall clock) ended. */
+char *
+event_cold(long long at)
+{
+	return (text_of(json_pack("{s:s, s:I}", "op", "cold", "at",
+	    (json_int_t)at)));
+}
+
 char *
 event_remove(const char *id)
 {

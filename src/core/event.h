@@ -13,6 +13,8 @@
 char	*event_create(const struct container_spec *);
 char	*event_update(const char *id, long long request, long long limit,
 	    long long mem_limit);
+char	*event_start(const char *id);
+char	*event_cold(long long at);
 char	*event_remove(const char *id);
 char	*event_sync(const struct container_spec *, int);
 char	*event_claim(const char *uid, const struct claim_result *, int,

@@ -34,6 +34,7 @@ struct index {
 	struct strmap	 *nss;		/* namespace -> int[npools] */
 	struct strmap	 *pinned;	/* claim uid -> strmap id -> grant */
 	struct strmap	 *dirty;	/* id -> grant */
+	struct strmap	 *cold;		/* id -> grant: cold start running */
 	struct postings	 *attr;		/* (attribute, value) -> grants */
 	unsigned long	  mark;		/* last index_mark */
 	unsigned long	  visits;	/* containers affinities looked at */
@@ -56,6 +57,7 @@ index_init(struct policy *P)
 	x->nss = strmap_new();
 	x->pinned = strmap_new();
 	x->dirty = strmap_new();
+	x->cold = strmap_new();
 	x->attr = postings_new();
 	P->index = x;
 }
@@ -103,6 +105,7 @@ index_clear(struct policy *P)
 	free_values(x->nss);
 	free_maps(x->pinned);
 	strmap_free(x->dirty);
+	strmap_free(x->cold);
 	postings_free(x->attr);
 	free(x);
 	P->index = NULL;
@@ -221,6 +224,18 @@ link_one(struct policy *P, struct grant *g, int d)
 		strmap_put(x->dirty, g->key, g);
 	else if (d < 0)
 		strmap_del(x->dirty, g->key);
+	if (d > 0 && g->cold_until != 0 && !g->cold_done)
+		strmap_put(x->cold, g->key, g);
+	else if (d < 0)
+		strmap_del(x->cold, g->key);
+}
+
+/* The containers whose cold start runs (started, not over); caller
+ * frees the array. */
+struct grant **
+index_cold(const struct policy *P, size_t *n)
+{
+	return ((struct grant **)strmap_values(P->index->cold, n));
 }
 
 /* Containers only: claims are few and looked up by UID. */

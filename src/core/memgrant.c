@@ -233,6 +233,28 @@ policy_mem_take(struct policy *P, struct grant *g, const struct cpuset *saved,
 	return (-1);
 }
 
+/*
+ * Widen key's zone by types (libmem's Realloc, as a cold start's end
+ * does with DRAM): the zone's types and those, nearest first. Containers
+ * it moves are refreshed; the change is logged for an undo.
+ */
+int
+policy_mem_widen(struct policy *P, const char *key, unsigned types,
+    char **cause)
+{
+	struct memalloc_log	 log = { NULL, 0, 0 };
+	memmask_t		 zone;
+
+	if (P->mem == NULL || (zone = memalloc_zone_of(P->mem, key)) == 0)
+		return (0);
+	types |= memalloc_zone_types(P->mem, zone);
+	if (memalloc_realloc(P->mem, key, 0, types, &log, &zone, cause) != 0)
+		return (-1);
+	mark_moved(P, &log, key);
+	undo_mem(P, &log);
+	return (0);
+}
+
 void
 policy_mem_drop(struct policy *P, const char *key)
 {

@@ -174,6 +174,8 @@ grant_dup(const struct grant *g)
 	d->fallback = g->fallback;
 	d->dirty = g->dirty;
 	d->applied_gen = g->applied_gen;
+	d->cold_until = g->cold_until;
+	d->cold_done = g->cold_done;
 	return (d);
 }
 
@@ -456,6 +458,13 @@ policy_mem_types(const struct policy *P, const struct grant *g)
 	return (g->req.mem_preserve ? P->mem_default : g->req.mem_types);
 }
 
+/* What a container's memory takes: its request, else its limit. */
+static long long
+mem_amount(const struct request *r)
+{
+	return (r->mem_req > 0 ? r->mem_req : r->mem_lim);
+}
+
 /*
  * With memory accounted, the offer is the allocator's for the container's
  * request (getMemOffer): it fails when the memory cannot be had, and may
@@ -474,6 +483,11 @@ mem_offer(const struct policy *P, const struct pool *p,
 	s->mem_own = o->own;
 	if (P->mem == NULL)
 		return;
+	/* Nothing to place overcommits nothing: the allocator would give
+	 * the starting zone, which is the unaccounted offer. */
+	if (mem_amount(r) == 0)
+		return;
+	s->mem_cap = memalloc_zone_capacity(P->mem, policy_mem_pool(P, p, r));
 	if (policy_mem_score(P, p, sc->spec->id, r, sc->spec, &zone) != 0) {
 		s->mems = 0;
 		s->mem_match = 0;
@@ -482,7 +496,6 @@ mem_offer(const struct policy *P, const struct pool *p,
 	s->mems = __builtin_popcountll(zone);
 	s->mem_match = r->mem_types != 0 &&
 	    memalloc_zone_types(P->mem, zone) == r->mem_types;
-	s->mem_cap = memalloc_zone_capacity(P->mem, policy_mem_pool(P, p, r));
 }
 
 static void
@@ -591,13 +604,6 @@ score_pools(struct scoring *sc)
 }
 
 #define P_MEM(sc)	((sc)->P->mem != NULL)
-
-/* What a container's memory takes: its request, else its limit. */
-static long long
-mem_amount(const struct request *r)
-{
-	return (r->mem_req > 0 ? r->mem_req : r->mem_lim);
-}
 
 /*
  * < 0 when pool x is the better choice, > 0 when y is (compareScores);
@@ -1436,7 +1442,9 @@ container_grant(struct policy *P, const struct cspec *spec, const char *hint,
 	cspec_dup(&g->spec, spec);
 	/* Its affinities are read whether or not it is placed by score:
 	 * one pinned to a claim is refused for a bad annotation too. */
-	if ((rc = request_from_spec(P, &g->spec, &g->req, cause)) != 0 ||
+	if ((rc = request_from_spec(P, &g->spec, &g->req, cause)) == 0)
+		coldstart_inherit(P, g, prev);
+	if (rc != 0 ||
 	    (rc = affinity_of(&g->spec, &affs, cause)) != 0 ||
 	    (!(pinned = policy_pin_to_claims(P, g, prev, fx)) &&
 	    (rc = policy_allocate_container(P, g, hint, &affs, fx,
@@ -1456,6 +1464,9 @@ container_grant(struct policy *P, const struct cspec *spec, const char *hint,
 		    request_annotation(&g->spec, "memory-type"),
 		    g->req.mem_types_bad == 1 ? "not dram, pmem, hbm or mixed, "
 		    "separated by commas" : "no such memory on this machine");
+	if (g->req.cold_bad && fx != NULL)
+		policy_warn(fx, "container %s: cold start left out: its memory "
+		    "would have no type but DRAM", g->key);
 	*out = g;
 	return (0);
 }
@@ -1564,6 +1575,7 @@ policy_update(struct policy *P, const char *id, long long request,
 		cspec_clear(&g->spec);
 		g->spec = spec;
 		(void)request_from_spec(P, &g->spec, &g->req, NULL);
+		coldstart_apply(P, g);
 		policy_mem_drop(P, id);
 		(void)policy_mem_take(P, g, NULL, 1, NULL);
 		policy_put(P, 0, id, g);
@@ -1628,6 +1640,8 @@ policy_carry_container(struct policy *N, const struct grant *old,
 		g->type = old->type;
 		g->portion = old->portion;
 		g->zero_req = old->zero_req;
+		g->cold_until = old->cold_until;
+		g->cold_done = old->cold_done;
 		cpuset_copy(&g->exclusive, &old->exclusive);
 		g->pool = pool_tree_find(N->tree, old->pool->name);
 		if (g->pool != NULL && supply_reserve(N, g, &why) == 0) {

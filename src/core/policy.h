@@ -196,6 +196,16 @@ void	policy_free(struct policy *);
 
 int	policy_create(struct policy *, const struct container_spec *,
 	    struct policy_effects *, char **);
+/*
+ * Cold start (coldstart.c), in ms of the wall clock: a container started
+ * at at; the cold starts over by at end (DRAM is added to their memory,
+ * their updates in fx; returns how many); the earliest end pending, 0
+ * when none is.
+ */
+int	policy_start(struct policy *, const char *id, long long at,
+	    struct policy_effects *);
+int	policy_cold_due(struct policy *, long long at, struct policy_effects *);
+long long policy_cold_next(const struct policy *);
 /* mem_limit: bytes, 0 unlimited, -1 as it was. */
 int	policy_update(struct policy *, const char *id, long long request,
 	    long long limit, long long mem_limit, struct policy_effects *,

@@ -72,6 +72,10 @@ struct request {
 	int		 zero_req;	/* BestEffort or no CPU request */
 	long long	 mem_req;	/* bytes: estimated request, 0 none */
 	long long	 mem_lim;	/* bytes: limit, 0 none */
+	long long	 cold_ms;	/* cold start: DRAM comes this long
+					   after it starts; 0 none */
+	int		 cold_bad;	/* cold start asked for but left out:
+					   no memory type but DRAM */
 };
 
 /* The policy's own copy of what it keeps of a container_spec. */
@@ -130,6 +134,9 @@ struct grant {
 	int		 dirty;		/* refresh it even when skipping */
 	unsigned long	 applied_gen;	/* supply_path_gen when applied */
 	unsigned long	 mark;		/* index_mark of the last walk */
+	long long	 cold_until;	/* cold start: ms (wall clock) DRAM
+					   comes at, 0 until it starts */
+	int		 cold_done;	/* cold start over: DRAM added */
 };
 
 struct policy {
@@ -175,6 +182,7 @@ unsigned long index_visit(const struct policy *, int);
 struct grant **index_pinned(const struct policy *, const char *, size_t *);
 struct grant **index_moved(struct policy *, size_t *);
 void	index_clean(struct policy *);
+struct grant **index_cold(const struct policy *, size_t *);
 
 /* undo.c: every change to a policy's state goes through these. */
 struct affinity_set;
@@ -216,6 +224,14 @@ int	policy_mem_take(struct policy *, struct grant *, const struct cpuset *,
 void	policy_mem_drop(struct policy *, const char *);
 int	policy_mem_zone(const struct policy *, const char *, struct cpuset *);
 long long policy_mem_size(const struct policy *, const char *);
+int	policy_mem_widen(struct policy *, const char *, unsigned, char **);
+
+/* coldstart.c */
+int	coldstart_parse(const char *, long long *, char **);
+int	coldstart_parse_duration(const char *, long long *, char **);
+void	coldstart_apply(const struct policy *, struct grant *);
+void	coldstart_inherit(const struct policy *, struct grant *,
+	    const struct grant *);
 void	policy_claim_mems(const struct policy *, const struct grant *,
 	    struct cpuset *);
 int	policy_changes(const struct policy *, const struct policy_effects *,

@@ -804,6 +804,41 @@ mem_amount(const struct policy *P, const struct cspec *c, struct request *r)
 	}
 }
 
+/*
+ * The cold-start annotation (coldstart.c): its container's memory starts
+ * without DRAM, which comes once it has run that long. One whose memory
+ * would then have no type at all keeps DRAM and no cold start, with a
+ * warning (Go would place it with no memory type). A value that is not
+ * the YAML Go reads refuses the container, as Go does.
+ */
+static int
+cold_start_of(const struct policy *P, const struct cspec *c,
+    struct request *r, char **cause)
+{
+	const char	*v = request_annotation(c, "cold-start");
+	char		*why = NULL;
+	long long	 ms;
+
+	if (v == NULL)
+		return (0);
+	if (coldstart_parse(v, &ms, &why) != 0) {
+		if (cause != NULL)
+			xasprintf(cause, "container %s: cold-start: %s", c->id,
+			    why);
+		free(why);
+		return (-1);
+	}
+	if (ms == 0)
+		return (0);
+	if ((r->mem_types & ~(1u << MEM_TYPE_DRAM)) == 0) {
+		r->cold_bad = 1;
+		return (0);
+	}
+	r->cold_ms = ms;
+	r->mem_types &= ~(1u << MEM_TYPE_DRAM);
+	return (0);
+}
+
 int
 request_from_spec(const struct policy *P, const struct cspec *c,
     struct request *r, char **cause)
@@ -825,8 +860,11 @@ request_from_spec(const struct policy *P, const struct cspec *c,
 	/* Left as the runtime set them, taking nothing: exactly "true",
 	 * as PreserveCpuResources and PreserveMemoryResources read it. */
 	r->mem_preserve = is_true(request_annotation(c, "memory.preserve"));
-	if (!r->mem_preserve)
+	if (!r->mem_preserve) {
 		mem_types_of(P, c, r);
+		if (cold_start_of(P, c, r, cause) != 0)
+			return (-EINVAL);
+	}
 	mem_amount(P, c, r);
 	if (is_true(request_annotation(c, "cpu.preserve"))) {
 		r->type = CPU_PRESERVE;

@@ -81,6 +81,16 @@ memory_json(const struct policy *P, const struct grant *g)
 	return (o);
 }
 
+/* A container's cold start, once it has one: when DRAM comes (0 until
+ * it started) and whether it came. */
+static void
+cold_json(json_t *o, const struct grant *g)
+{
+	if (g->req.cold_ms > 0)
+		json_object_set_new(o, "coldStart", json_pack("{s:I, s:b}",
+		    "until", (json_int_t)g->cold_until, "done", g->cold_done));
+}
+
 static json_t *
 container_json(const struct policy *P, const struct grant *g)
 {
@@ -132,6 +142,7 @@ container_json(const struct policy *P, const struct grant *g)
 		    "claims", claims, "container", spec);
 		if (mem != NULL)
 			json_object_set_new(o, "memory", mem);
+		cold_json(o, g);
 		return (o);
 	}
 	o = json_pack("{s:s, s:s, s:s, s:o, s:i, s:b, s:b, s:o}",
@@ -142,6 +153,7 @@ container_json(const struct policy *P, const struct grant *g)
 	    "fallback", g->fallback, "container", spec);
 	if (mem != NULL)
 		json_object_set_new(o, "memory", mem);
+	cold_json(o, g);
 	return (o);
 }
 
@@ -301,6 +313,14 @@ tb_container(struct textbuf *b, const struct policy *P,
 		tb_lit(b, "}");
 	}
 	cpuset_clear(&zone);
+	if (g->req.cold_ms > 0) {
+		tb_lit(b, ",\"coldStart\":{\"until\":");
+		tb_int(b, g->cold_until);
+		if (g->cold_done)
+			tb_lit(b, ",\"done\":true}");
+		else
+			tb_lit(b, ",\"done\":false}");
+	}
 	tb_lit(b, "}");
 }
 
@@ -656,6 +676,22 @@ parse_memory(const char *key, json_t *o, struct cpuset *zone, char **cause)
 	return (parse_cpus(key, nodes, zone, cause));
 }
 
+/* A container's saved cold start: {"until": ms, "done": bool}. */
+static int
+parse_cold(const char *key, json_t *o, struct grant *g, char **cause)
+{
+	json_int_t	 until = 0;
+	json_error_t	 err;
+	int		 done = 0;
+
+	if (json_unpack_ex(o, &err, JSON_STRICT, "{s:I, s:b}", "until",
+	    &until, "done", &done) != 0 || until < 0)
+		return (bad(cause, key, "malformed coldStart"));
+	g->cold_until = until;
+	g->cold_done = done;
+	return (0);
+}
+
 /*
  * One container entry into a grant of N: the same CPUs in the same pool
  * when still free, else allocated anew (policy_carry_container).
@@ -665,7 +701,7 @@ restore_container(struct policy *N, const char *key, json_t *o,
     struct policy_effects *fx, char **cause)
 {
 	const char	*kind = NULL, *pool = NULL, *type = NULL, *excl = NULL;
-	json_t		*spec = NULL, *claims = NULL, *mem = NULL;
+	json_t		*spec = NULL, *claims = NULL, *mem = NULL, *cold = NULL;
 	json_error_t	 err;
 	struct grant	*g;
 	struct cpuset	 zone = CPUSET_INITIALIZER;
@@ -676,9 +712,10 @@ restore_container(struct policy *N, const char *key, json_t *o,
 		return (bad(cause, key, "no kind"));
 	g = grant_new(key, GRANT_CONTAINER);
 	if (strcmp(kind, "claim-pinned") == 0) {
-		if (json_unpack_ex(o, &err, JSON_STRICT, "{s:s, s:o, s:o, s?o}",
-		    "kind", &kind, "claims", &claims, "container", &spec,
-		    "memory", &mem) != 0 ||
+		if (json_unpack_ex(o, &err, JSON_STRICT,
+		    "{s:s, s:o, s:o, s?o, s?o}", "kind", &kind, "claims",
+		    &claims, "container", &spec, "memory", &mem, "coldStart",
+		    &cold) != 0 ||
 		    !json_is_array(claims)) {
 			rc = bad(cause, key, "malformed claim-pinned grant");
 			goto out;
@@ -700,11 +737,11 @@ restore_container(struct policy *N, const char *key, json_t *o,
 		}
 	} else if (strcmp(kind, "container") == 0) {
 		if (json_unpack_ex(o, &err, JSON_STRICT,
-		    "{s:s, s:s, s:s, s:s, s:i, s:b, s:b, s:o, s?o}", "kind",
+		    "{s:s, s:s, s:s, s:s, s:i, s:b, s:b, s:o, s?o, s?o}", "kind",
 		    &kind, "pool", &pool, "type", &type, "exclusive", &excl,
 		    "portion", &portion, "zeroRequest", &zero,
 		    "fallback", &fallback, "container", &spec,
-		    "memory", &mem) != 0) {
+		    "memory", &mem, "coldStart", &cold) != 0) {
 			rc = bad(cause, key, "malformed container grant");
 			goto out;
 		}
@@ -718,6 +755,9 @@ restore_container(struct policy *N, const char *key, json_t *o,
 		goto out;
 	if (mem != NULL && (rc = parse_memory(key, mem, &zone, cause)) != 0)
 		goto out;
+	if (cold != NULL && (rc = parse_cold(key, cold, g, cause)) != 0)
+		goto out;
+	coldstart_apply(N, g);
 	if (strcmp(kind, "claim-pinned") == 0) {
 		/* Pinned again from its environment against the held claims
 		 * it was pinned to. */

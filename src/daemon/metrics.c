@@ -90,6 +90,8 @@ static struct counter counters[] = {
 	  NULL, NULL, { 0 } },
 	{ "nri_update_failures", "Container updates the runtime did not "
 	  "apply.", NULL, NULL, { 0 } },
+	{ "cold_starts", "Cold starts over: DRAM added to a container's "
+	  "memory.", NULL, NULL, { 0 } },
 	{ "claim_pins_refused", "Containers not pinned to a claim they named "
 	  "because their pod is not among its consumers.", NULL, NULL,
 	  { 0 } },

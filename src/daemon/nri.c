@@ -70,6 +70,8 @@
 #define EV(e)		NRI__PKG__API__V1ALPHA1__EVENT__##e
 #define CONTAINER_STOPPED \
 	NRI__PKG__API__V1ALPHA1__CONTAINER_STATE__CONTAINER_STOPPED
+#define CONTAINER_RUNNING \
+	NRI__PKG__API__V1ALPHA1__CONTAINER_STATE__CONTAINER_RUNNING
 #define EVENT_BIT(e)	(1 << (EV(e) - 1))
 /*
  * The events a CPU policy needs, within the 0x7FF every runtime accepts.
@@ -79,6 +81,7 @@
 #define NRI_EVENTS	(EVENT_BIT(REMOVE_POD_SANDBOX) |		\
 			 EVENT_BIT(CREATE_CONTAINER) |			\
 			 EVENT_BIT(UPDATE_CONTAINER) |			\
+			 EVENT_BIT(START_CONTAINER) |			\
 			 EVENT_BIT(STOP_CONTAINER) |			\
 			 EVENT_BIT(REMOVE_CONTAINER))
 
@@ -840,6 +843,23 @@ release(struct nri *n, const char *id, struct acc *a)
 	policy_effects_clear(&fx);
 }
 
+/* The runtime started a container: a cold start begins (updates none). */
+static void
+started(struct nri *n, const char *id)
+{
+	struct policy_effects	 fx;
+	char			*cause = NULL;
+
+	if (policy_pinning(n->srv->policy, id) == NULL)
+		return;
+	policy_effects_init(&fx);
+	if (server_started(n->srv, id, &fx, &cause) != 0) {
+		log_warnx("NRI: container %s started: %s", id, cause);
+		free(cause);
+	}
+	policy_effects_clear(&fx);
+}
+
 static int
 str_cmp(const void *a, const void *b)
 {
@@ -1052,6 +1072,11 @@ sync_finish(struct call *call)
 		if (nri_msg_differs(ctrs[i], p))
 			acc_merge(&a, p, 1);
 	}
+	/* Running containers we had not seen start: their cold starts, if
+	 * any, begin now. */
+	for (i = 0; i < k; i++)
+		if (ctrs[i]->state == CONTAINER_RUNNING)
+			started(n, cs[i].id);
 	c->synchronized = 1;
 	/* What was queued before is in a now, as far as it matters. */
 	acc_reset(&n->queue);
@@ -1384,6 +1409,10 @@ h_state_change(struct call *call, ProtobufCMessage **msg)
 
 	acc_init(&a);
 	switch (ev->event) {
+	case EV(START_CONTAINER):
+		if (ev->container != NULL && *ev->container->id != '\0')
+			started(n, ev->container->id);
+		break;
 	case EV(STOP_CONTAINER):
 	case EV(REMOVE_CONTAINER):
 		if (ev->container != NULL && *ev->container->id != '\0')

@@ -46,6 +46,9 @@
 #include "watch.h"
 #include "xmalloc.h"
 
+static void	cold_arm(struct server *, long long);
+static void	cold_cb(evutil_socket_t, short, void *);
+
 static void	turn_cb(evutil_socket_t, short, void *);
 static int	turn_end(struct server *, char **);
 
@@ -515,6 +518,13 @@ server_start(struct server *srv, char **cause)
 		xasprintf(cause, "cannot create the end-of-turn timer");
 		return (-ENOMEM);
 	}
+	srv->ev_cold = evtimer_new(srv->base, cold_cb, srv);
+	if (srv->ev_cold == NULL) {
+		xasprintf(cause, "cannot create the cold start timer");
+		return (-ENOMEM);
+	}
+	/* Cold starts restored from the state go on (or end at once). */
+	cold_arm(srv, 0);
 	log_info("topoawared %s started: %d CPUs online, %d containers and "
 	    "%d claims held", PACKAGE_VERSION,
 	    cpuset_count(topology_online(srv->topo)),
@@ -575,6 +585,8 @@ server_clear(struct server *srv)
 		event_free(srv->ev_watchdog);
 	if (srv->ev_turn != NULL)
 		event_free(srv->ev_turn);
+	if (srv->ev_cold != NULL)
+		event_free(srv->ev_cold);
 	exports_free(srv->exports);
 	/* After every connection has left it. */
 	gate_free(srv->gate);
@@ -739,7 +751,11 @@ turn_end(struct server *srv, char **cause)
 static void
 turn_cb(evutil_socket_t fd, short what, void *arg)
 {
-	(void)turn_end(arg, NULL);
+	struct server	*srv = arg;
+
+	(void)turn_end(srv, NULL);
+	/* What the turn kept or undid may start or end cold starts. */
+	cold_arm(srv, 0);
 }
 
 /* A record of this turn is written: hold the output until it is durable,
@@ -836,6 +852,100 @@ out:
 	free(rec);
 	free(framed);
 	return (keep ? 0 : rc);
+}
+
+#define COLD_RETRY_MS	5000	/* a cold start end not saved, again */
+
+/* The wall clock in ms: cold start deadlines are saved, so they must
+ * mean the same after a restart, which the monotonic clock does not. */
+static long long
+wall_ms(void)
+{
+	struct timespec	ts;
+
+	if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
+		return (0);
+	return ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+/*
+ * The timer set to the next cold start's end, or off; retry (ms) when
+ * the last end could not be saved, rather than at once again.
+ */
+static void
+cold_arm(struct server *srv, long long retry)
+{
+	struct timeval	tv;
+	long long	next, delay;
+
+	if (srv->ev_cold == NULL)
+		return;
+	if ((next = policy_cold_next(srv->policy)) == 0) {
+		evtimer_del(srv->ev_cold);
+		return;
+	}
+	delay = next - wall_ms();
+	if (delay < retry)
+		delay = retry;
+	if (delay < 0)
+		delay = 0;
+	tv.tv_sec = (time_t)(delay / 1000);
+	tv.tv_usec = (suseconds_t)(delay % 1000 * 1000);
+	if (evtimer_add(srv->ev_cold, &tv) != 0)
+		log_warnx("cannot arm the cold start timer");
+}
+
+/*
+ * Cold starts whose time has come: DRAM is added to their memory, saved,
+ * and the runtime told (it cannot refuse: the update is pushed). A
+ * failed save undoes them; they are tried again a little later.
+ */
+static void
+cold_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct server		*srv = arg;
+	struct policy_effects	 fx;
+	char			*cause = NULL;
+	long long		 now = wall_ms();
+	int			 n;
+
+	(void)fd;
+	(void)what;
+	policy_effects_init(&fx);
+	if ((n = policy_cold_due(srv->policy, now, &fx)) > 0) {
+		if (commit(srv, &fx, "cold start", event_cold(now),
+		    COMMIT_UNDO, &cause) != 0) {
+			log_warnx("%s; tried again in %d s", cause,
+			    COLD_RETRY_MS / 1000);
+			free(cause);
+			policy_effects_clear(&fx);
+			cold_arm(srv, COLD_RETRY_MS);
+			return;
+		}
+		log_info("cold start over for %d container%s: DRAM added", n,
+		    n > 1 ? "s" : "");
+		while (n-- > 0)
+			metrics_inc("cold_starts", NULL, NULL);
+		server_push_updates(srv, &fx);
+	}
+	policy_effects_clear(&fx);
+	cold_arm(srv, 0);
+}
+
+int
+server_started(struct server *srv, const char *id, struct policy_effects *fx,
+    char **cause)
+{
+	int	rc;
+
+	if ((rc = policy_start(srv->policy, id, wall_ms(), fx)) != 0)
+		return (rc);
+	if (!fx->save)
+		return (0);
+	/* The runtime started it whatever we say: kept if not saved. */
+	rc = commit(srv, fx, "start", event_start(id), COMMIT_KEEP, cause);
+	cold_arm(srv, 0);
+	return (rc);
 }
 
 static void

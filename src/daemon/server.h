@@ -91,6 +91,7 @@ struct server {
 	 * end of a turn (ev_turn) syncs, opens the gate, writes exports. */
 	struct gate		*gate;
 	struct event		*ev_turn;
+	struct event		*ev_cold;	/* the next cold start's end */
 	struct policy_effects	**turn;
 	int			 turn_n;
 	int			 turn_cap;
@@ -149,6 +150,9 @@ int	server_update(struct server *, const char *, long long, long long,
 	    long long, struct policy_effects *, char **);
 int	server_remove(struct server *, const char *, struct policy_effects *,
 	    char **);
+/* The runtime started a container: its cold start, if any, begins. */
+int	server_started(struct server *, const char *,
+	    struct policy_effects *, char **);
 int	server_sync(struct server *, const struct container_spec *, int,
 	    struct policy_effects *, char **);
 int	server_claim(struct server *, const char *,

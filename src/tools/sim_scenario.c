@@ -59,6 +59,8 @@ static int	op_sync(struct sim *, json_t *, struct line *);
 static int	op_reconfigure(struct sim *, json_t *, struct line *);
 static int	op_restart(struct sim *, json_t *, struct line *);
 static int	op_show(struct sim *, json_t *, struct line *);
+static int	op_start(struct sim *, json_t *, struct line *);
+static int	op_time(struct sim *, json_t *, struct line *);
 
 #define SPEC_FIELDS \
 	"id", "name", "pod", "podUID", "podName", "namespace", "qos", \
@@ -79,6 +81,8 @@ static const char *const update_fields[] = {
 	"op", "id", "cpuRequest", "cpuLimit", "memLimit", NULL
 };
 static const char *const id_fields[] = { "op", "id", NULL };
+static const char *const start_fields[] = { "op", "id", "at", NULL };
+static const char *const time_fields[] = { "op", "at", NULL };
 static const char *const sync_fields[] = { "op", "containers", NULL };
 static const char *const reconfigure_fields[] = { "op", "config", NULL };
 static const char *const restart_fields[] = { "op", NULL };
@@ -96,6 +100,8 @@ static const struct op {
 	{ "create", create_fields, op_create, 1 },
 	{ "update", update_fields, op_update, 1 },
 	{ "remove", id_fields, op_remove, 1 },
+	{ "start", start_fields, op_start, 1 },
+	{ "time", time_fields, op_time, 1 },
 	{ "sync", sync_fields, op_sync, 1 },
 	{ "reconfigure", reconfigure_fields, op_reconfigure, 1 },
 	{ "restart", restart_fields, op_restart, 0 },
@@ -659,6 +665,53 @@ op_remove(struct sim *S, json_t *o, struct line *l)
 		return (-1);
 	if (policy_remove(S->P, id, &l->fx) != 0)
 		return (line_error(l, "remove: failed"));
+	return (0);
+}
+
+/* A time in ms of the scenario's clock: a whole number from 0. */
+static int
+get_at(struct line *l, json_t *o, const char *where, long long *at)
+{
+	json_t	*v = json_object_get(o, "at");
+
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    json_integer_value(v) > (1LL << 52))
+		return (line_error(l, "%s: \"at\" must be a time in ms, a "
+		    "whole number from 0", where));
+	*at = json_integer_value(v);
+	return (0);
+}
+
+static int
+op_start(struct sim *S, json_t *o, struct line *l)
+{
+	const char	*id;
+	long long	 at;
+
+	if (get_string(l, o, "start", "id", 1, &id) != 0 ||
+	    get_at(l, o, "start", &at) != 0)
+		return (-1);
+	if (policy_pinning(S->P, id) == NULL)
+		return (line_error(l, "start: no container %s", id));
+	if (policy_start(S->P, id, at, &l->fx) != 0)
+		return (line_error(l, "start: failed"));
+	if ((at = policy_cold_next(S->P)) != 0)
+		json_object_set_new(l->reply, "coldNext", json_integer(at));
+	return (0);
+}
+
+static int
+op_time(struct sim *S, json_t *o, struct line *l)
+{
+	long long	at;
+	int		n;
+
+	if (get_at(l, o, "time", &at) != 0)
+		return (-1);
+	n = policy_cold_due(S->P, at, &l->fx);
+	json_object_set_new(l->reply, "coldStarts", json_integer(n));
+	if ((at = policy_cold_next(S->P)) != 0)
+		json_object_set_new(l->reply, "coldNext", json_integer(at));
 	return (0);
 }
 

@@ -8,8 +8,10 @@ NodeResourceTopology-like pools, and zones kept across a restart."""
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
+import statedoc  # noqa: E402
 import tap  # noqa: E402
 from nri_runtime import Session, kubelet_oom_adj, parse_cpuset  # noqa: E402
 
@@ -147,6 +149,87 @@ def test_zones_survive_a_restart():
                 p["memory"]["dram"]["total"] == 2 * cap]
         assert dram and all(d["free"] == 2 * cap - cap // 4 - cap // 8 * 7
                             for d in dram), pools
+        s.stop()
+
+
+
+# Go's coldstart_test machine: node 0 DRAM with the CPUs, node 1 PMEM.
+COLD = "packages=1,cores=2,mem=2G,memnodes=1,memnodesize=8G"
+COLD_KEY = "cold-start.resource-policy.nri.io/container.c"
+
+
+def cold_container(s, name, duration):
+    rt = s.rt
+    p = rt.make_pod(name, qos="Guaranteed", annotations={
+        KEY + "c": "pmem,dram", COLD_KEY: "duration: %s" % duration})
+    c = rt.make_container(p, "c", request=1000, limit=1000,
+                          mem_limit=256 << 20, oom_adj=-997)
+    rt.create_container(p, c)
+    return c.id
+
+
+def pushed_mems(s, cid):
+    """The memory nodes the runtime was last told for cid by a push."""
+    got = None
+    for req in s.rt.pushed:
+        for u in req.update:
+            if u.container_id == cid and u.linux.resources.cpu.mems:
+                got = parse_cpuset(u.linux.resources.cpu.mems)
+    return got
+
+
+def cold_until(s, cid):
+    return statedoc.read_state(s.d.state_dir)["grants"][cid]["coldStart"]
+
+
+def test_cold_start_through_nri():
+    """PMEM only until the container has run a second, then DRAM too,
+    pushed to the runtime; saved as done, so a restart keeps DRAM."""
+    with Session({}, sysfs_root=tap.mksysfs(COLD, "cold")) as s:
+        s.start()
+        cid = cold_container(s, "cs", "1s")
+        assert mems(s, cid) == {1}
+        assert cold_until(s, cid) == {"until": 0, "done": False}
+        t0 = time.time()
+        s.rt.start_container(cid)
+        assert s.rt.wait_pushed(lambda p: pushed_mems(s, cid) == {0, 1},
+                                timeout=15), s.rt.pushed
+        # Not before its second (the deadline is whole ms, rounded up).
+        assert time.time() - t0 >= 0.9
+        assert mems(s, cid) == {0, 1}
+        assert cold_until(s, cid)["done"] is True
+        assert any(e and e.get("op") == "start" for _, e in
+                   statedoc.journal_events(s.d.state_dir)), "no start"
+        s.d.stop()
+        s.rt.drop()
+        s.d.start()
+        s.rt.serve()
+        s.wait_status(lambda st: st["nri"]["synchronized"])
+        g = grants(s)[cid]
+        assert parse_cpuset(g["memory"]["nodes"]) == {0, 1}, g
+        s.stop()
+
+
+def test_cold_start_survives_a_restart():
+    """A restart while the cold start runs neither loses its deadline nor
+    starts it again: the saved deadline is the same after the restart,
+    and DRAM comes then."""
+    with Session({}, sysfs_root=tap.mksysfs(COLD, "cold")) as s:
+        s.start()
+        cid = cold_container(s, "cr", "3s")
+        s.rt.start_container(cid)
+        before = cold_until(s, cid)
+        assert before["until"] > 0 and not before["done"], before
+        s.d.stop()
+        s.rt.drop()
+        s.d.start()
+        s.rt.serve()
+        s.wait_status(lambda st: st["nri"]["synchronized"])
+        # The runtime says it runs: that is no new start.
+        assert cold_until(s, cid) == before
+        assert s.rt.wait_pushed(lambda p: pushed_mems(s, cid) == {0, 1},
+                                timeout=15), s.rt.pushed
+        assert time.time() * 1000 >= before["until"] - 50
         s.stop()
 
 

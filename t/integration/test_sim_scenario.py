@@ -579,4 +579,43 @@ def test_memory_accounting_on_n6():
     assert not replies[7]["ok"] and "oomScoreAdj" in replies[7]["error"]
 
 
+
+def test_cold_start_scenario():
+    """The Go coldstart_test machine through topoaware-sim: PMEM until
+    the container has run its second, then DRAM too, as an update; the
+    deadline is told, and bad values are refused by name."""
+    root = tap.mksysfs("packages=1,cores=2,mem=2G,memnodes=1,"
+                       "memnodesize=8G", "cold")
+    ann = {"memory-type.resource-policy.nri.io/container.c": "pmem,dram",
+           "cold-start.resource-policy.nri.io/container.c":
+           "duration: 1s"}
+    lines = [
+        {"op": "create", "id": "c", "name": "c", "pod": "p",
+         "qos": "Guaranteed", "cpuRequest": "1", "cpuLimit": "1",
+         "memLimit": "256Mi", "annotations": ann},
+        {"op": "time", "at": 10 ** 9},
+        {"op": "start", "id": "c", "at": 1000},
+        {"op": "time", "at": 1999},
+        {"op": "time", "at": 2000},
+        {"op": "start", "id": "nope", "at": 1},
+        {"op": "time", "at": -1},
+    ]
+    r = subprocess.run([os.path.join(tap.builddir(), "topoaware-sim"),
+                        "--sysfs-root", root, "-"],
+                       input="\n".join(json.dumps(x) for x in lines) + "\n",
+                       capture_output=True, text=True, timeout=60)
+    replies = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(replies) == len(lines), (r.stdout, r.stderr)
+    assert replies[0]["ok"] and cpus(replies[0]["mems"]) == {1}, replies[0]
+    assert replies[1]["coldStarts"] == 0 and "coldNext" not in replies[1]
+    assert replies[2]["coldNext"] == 2000, replies[2]
+    assert replies[3]["coldStarts"] == 0 and not replies[3]["updates"]
+    assert replies[4]["coldStarts"] == 1, replies[4]
+    assert [(u["id"], cpus(u["mems"])) for u in replies[4]["updates"]] == \
+        [("c", {0, 1})], replies[4]
+    assert "coldNext" not in replies[4]
+    assert not replies[5]["ok"] and "nope" in replies[5]["error"]
+    assert not replies[6]["ok"] and '"at"' in replies[6]["error"]
+
+
 tap.run(globals())

@@ -639,6 +639,18 @@ class Runtime:
             req.container.CopyFrom(ctr)
         return self._event("StateChange", req, nri.Empty, timeout)
 
+    def start_container(self, cid, timeout=REQUEST_TIMEOUT):
+        """The container runs: told as a StateChange START_CONTAINER, as
+        runtimes before v0.12 do and later ones do for a plugin that
+        does not implement StartContainer."""
+        nri = self.pb.nri
+        ctr = self.containers[cid]
+        ctr.state = nri.CONTAINER_RUNNING
+        pod = self.pods.get(ctr.pod_sandbox_id)
+        if not self.subscribed("START_CONTAINER"):
+            return None
+        return self._state_change("START_CONTAINER", pod, ctr, timeout)
+
     def stop_container(self, cid, state_change=False,
                        timeout=REQUEST_TIMEOUT):
         nri = self.pb.nri

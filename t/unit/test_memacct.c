@@ -476,6 +476,37 @@ Test(memacct, burstable_request_and_limit)
 	cr_assert_eq(policy_mem_size(e.P, "be"), 0);
 }
 
+/* A container pinned to a claim: its memory is accounted on the claim's
+ * node (its DRAM and that node's PMEM), whatever its pool would be. */
+Test(memacct, a_claims_container_is_accounted_on_the_claims_node)
+{
+	char	 kv[128], *cpus;
+	long long cap;
+
+	open_n6();
+	cap = (long long)topology_node_by_id(e.topo, 1)->memory;
+	cr_assert_eq(env_claim_for(&e, "u1", "cpudevnuma001=2",
+	    "pin,pin2"), 0, "%s", e.cause);
+	cpus = cpuset_format(policy_claim_cpus(e.P, "u1"));
+	snprintf(kv, sizeof kv, "DRA_CPUSET_u1=%s", cpus);
+	free(cpus);
+	cr_assert_eq(env_create_mem(&e, "pin", "G", 1000, 1000, cap / 2, -997,
+	    NULL, NULL, kv), 0, "%s", e.cause);
+	cr_assert_str_eq(e.fx.self_pool, "claims");
+	assert_nodes("pin", "1,5");
+	cr_assert_eq(policy_mem_size(e.P, "pin"), cap / 2);
+	/* Its node is short for more: another claim container overcommits
+	 * rather than being refused (a claim is a contract). */
+	cr_assert_eq(env_create_mem(&e, "pin2", "G", 1000, 1000, cap * 8,
+	    -997, NULL, NULL, kv), 0, "%s", e.cause);
+	cr_assert_eq(policy_mem_size(e.P, "pin2"), cap * 8);
+	/* The claim released: it is an ordinary container, still
+	 * accounted, now from its pool. */
+	cr_assert_eq(env_remove(&e, "pin2"), 0);
+	cr_assert_eq(env_release(&e, "u1"), 0);
+	cr_assert_eq(policy_mem_size(e.P, "pin"), cap / 2);
+}
+
 Test(memacct, heavy_containers_spread_over_nodes)
 {
 	long long	 cap;
