@@ -7,6 +7,8 @@
  */
 #include "autoconf.h"
 
+#include <arpa/inet.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -38,6 +40,7 @@ static int	config_check_reserved_cpu(const char *, char **);
 static int	config_check_available_cpu(const char *, char **);
 static int	config_check_glob(const char *, char **);
 static int	config_check_driver_name(const char *, char **);
+static int	config_check_endpoint(const char *, char **);
 
 /* In the order of enum cpu_prio, unlimited_burstable and log_level. */
 static const char *const config_prio_names[] = {
@@ -154,6 +157,26 @@ static const struct config_key config_keys[] = {
 	  CONFIG_RELOADABLE,
 	  "The least severe messages logged.",
 	  NULL, OFF(log_level), 0, NULL },
+	{ "instrumentation", CONFIG_OBJECT, "{}", 0, 0, NULL,
+	  CONFIG_RELOADABLE,
+	  "The HTTP endpoint for health checks and Prometheus metrics.",
+	  "an object with the keys httpEndpoint and prometheusExport",
+	  0, 0, NULL },
+	{ "instrumentation.httpEndpoint", CONFIG_STRING, "\"\"", 0, 0, NULL,
+	  CONFIG_RELOADABLE,
+	  "The address the HTTP endpoint listens on, such as :8891 (every "
+	  "address) or 127.0.0.1:8891; it serves /healthz and /readyz, and "
+	  "/metrics with prometheusExport. Empty means no endpoint. A reload "
+	  "that changes it listens on the new address first and is refused "
+	  "whole when it cannot.",
+	  "empty, or [host]:port with an IPv4 or a bracketed IPv6 literal "
+	  "host (none for every address) and a port 1..65535",
+	  OFF(http_endpoint), 0, config_check_endpoint },
+	{ "instrumentation.prometheusExport", CONFIG_BOOL, "false", 0, 0, NULL,
+	  CONFIG_RELOADABLE,
+	  "Serve the metrics in the Prometheus text format at /metrics of "
+	  "the HTTP endpoint.",
+	  NULL, OFF(prometheus_export), 0, NULL },
 };
 
 #define CONFIG_NKEYS	(sizeof config_keys / sizeof config_keys[0])
@@ -173,7 +196,13 @@ static const char *const config_unsupported_keys[] = {
 	"defaultExclusiveCPUClass",
 	"controllableInterrupts",
 	"control",
-	"instrumentation",
+	"instrumentation.samplingRatePerMillion",
+	"instrumentation.tracingCollector",
+	"instrumentation.metricsExporter",
+	"instrumentation.reportPeriod",
+	"instrumentation.logExporter",
+	"instrumentation.logExportPeriod",
+	"instrumentation.metrics",
 	"agent",
 	"reservedResources.memory",
 	"availableResources.memory",
@@ -510,6 +539,69 @@ bad:
 	    CONFIG_DRIVER_NAME_MAX);
 	free(q);
 	return (-1);
+}
+
+int
+config_endpoint_parse(const char *s, char *host, unsigned *port, char **why)
+{
+	unsigned char	 addr[16];
+	const char	*orig = s, *colon, *p;
+	char		*q;
+	size_t		 hlen;
+	unsigned long	 n;
+	int		 v6 = 0;
+
+	host[0] = '\0';
+	if (*s == '[') {
+		if ((p = strchr(s, ']')) == NULL || p[1] != ':')
+			goto bad;
+		s++;
+		hlen = (size_t)(p - s);
+		colon = p + 1;
+		v6 = 1;
+	} else {
+		if ((colon = strrchr(s, ':')) == NULL)
+			goto bad;
+		hlen = (size_t)(colon - s);
+	}
+	if (hlen >= CONFIG_ENDPOINT_HOST_MAX || (v6 && hlen == 0))
+		goto bad;
+	memcpy(host, s, hlen);
+	host[hlen] = '\0';
+	if (hlen > 0 && inet_pton(v6 ? AF_INET6 : AF_INET, host, addr) != 1)
+		goto bad;
+	/* Digits only: strtoul would take a sign or spaces. */
+	for (p = colon + 1; *p != '\0'; p++)
+		if (!isdigit((unsigned char)*p))
+			goto bad;
+	if (colon[1] == '\0' || strlen(colon + 1) > 5)
+		goto bad;
+	n = strtoul(colon + 1, NULL, 10);
+	if (n < 1 || n > 65535)
+		goto bad;
+	*port = (unsigned)n;
+	return (0);
+bad:
+	host[0] = '\0';
+	if (why != NULL) {
+		q = config_quote(orig);
+		xasprintf(why, "%s is not [host]:port with an IPv4 or a "
+		    "bracketed IPv6 literal host (none for every address) and "
+		    "a port 1..65535", q);
+		free(q);
+	}
+	return (-1);
+}
+
+static int
+config_check_endpoint(const char *s, char **why)
+{
+	char		host[CONFIG_ENDPOINT_HOST_MAX];
+	unsigned	port;
+
+	if (*s == '\0')
+		return (0);
+	return (config_endpoint_parse(s, host, &port, why));
 }
 
 /* The default of a string row, without its JSON quotes. */

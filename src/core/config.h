@@ -45,6 +45,8 @@ struct config {
 	int		 nrt_enabled;
 	int		 nrt_refresh_seconds;
 	enum log_level	 log_level;
+	char		*http_endpoint;		/* instrumentation.httpEndpoint */
+	int		 prometheus_export;
 };
 
 /* How a key may change: live on reload, or only with a restart. */
@@ -96,6 +98,17 @@ char			*config_key_range(const struct config_key *);
 /* TopologyAwarePolicy keys refused as "<key>: not supported", dotted,
  * NULL-terminated. */
 const char *const	*config_unsupported(void);
+
+/*
+ * An instrumentation.httpEndpoint value, "[host]:port": host empty (every
+ * address), an IPv4 literal or a bracketed IPv6 literal; port 1..65535.
+ * 0 with the host (without brackets, "" for any) in host, which holds
+ * CONFIG_ENDPOINT_HOST_MAX bytes, and the port; or -1 with *why (caller
+ * frees).
+ */
+#define CONFIG_ENDPOINT_HOST_MAX	64	/* with the NUL */
+int		 config_endpoint_parse(const char *, char *host,
+		     unsigned *port, char **why);
 
 /* The embedded defaults. Never fails. */
 struct config	*config_new(void);

@@ -367,6 +367,7 @@ admin_command(struct admin *a, const char *command, const char *const *args,
     size_t nargs)
 {
 	struct server	*srv = a->srv;
+	json_t		*pools, *grants;
 	char		*cause = NULL, *line, *text, *name;
 
 	metrics_inc("admin_requests", "command", command);
@@ -408,7 +409,11 @@ admin_command(struct admin *a, const char *command, const char *const *args,
 	if (strcmp(command, "config") == 0)
 		return (adminproto_reply_ok(config_dump(srv->cfg)));
 	if (strcmp(command, "metrics") == 0) {
-		text = metrics_render();
+		pools = policy_pools_json(srv->policy);
+		grants = policy_grants_json(srv->policy);
+		text = metrics_exposition(pools, grants);
+		json_decref(pools);
+		json_decref(grants);
 		line = adminproto_reply_ok(json_pack("{s:s}", "text", text));
 		free(text);
 		return (line);

@@ -718,6 +718,12 @@ dra_free(struct dra *d)
 	free(d);
 }
 
+int
+dra_registered(const struct dra *d)
+{
+	return (registration_registered(d->reg));
+}
+
 json_t *
 dra_status(const struct dra *d)
 {

@@ -25,6 +25,8 @@ int	dra_new(struct server *, struct kube *, struct dra **, char **);
 /* Answers calls still waiting with UNAVAILABLE, removes both sockets.
  * NULL is a no-op. */
 void	dra_free(struct dra *);
+/* Whether the kubelet has accepted our registration. */
+int	dra_registered(const struct dra *);
 /* {"registered","error","socket","registrationSocket","inFlight"}. */
 json_t	*dra_status(const struct dra *);
 

@@ -1,19 +1,24 @@
 /*
  * metrics.c owns the daemon's counters and latency histograms and their
- * Prometheus text exposition. Every metric and every label value is named
+ * Prometheus text exposition, and the gauges of the policy made from its
+ * pools and grants documents. Every metric and every label value is named
  * in the tables below: a value that is not listed is counted as "other",
- * so nothing a peer sends can grow the label set. No I/O, no libevent.
+ * so nothing a peer sends can grow the label set; the gauges' labels are
+ * pool names and memory types, as many as the machine has pools. No I/O,
+ * no libevent.
  */
 #include "autoconf.h"
 
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpuset.h"
 #include "metrics.h"
 #include "xmalloc.h"
 
@@ -37,7 +42,7 @@ static const char *const error_kinds[] = {
 	"admin_request", "admin_peer", "admin_limit",
 	"nri_connect", "nri_protocol", "nri_update", "nri_timeout",
 	"dra_protocol", "dra_register", "cdi_write", "kube_api",
-	"slice_publish", "nrt", "fallback", NULL
+	"slice_publish", "nrt", "fallback", "http_limit", NULL
 };
 static const char *const nri_events[] = {
 	"connect", "disconnect", "configure", "synchronize", "shutdown",
@@ -58,6 +63,10 @@ static const char *const claim_results[] = {
 static const char *const commands[] = {
 	"status", "topology", "pools", "grants", "claims", "config", "reload",
 	"metrics", "log-level", NULL
+};
+
+static const char *const http_codes[] = {
+	"200", "404", "405", "503", NULL
 };
 
 static const char *const check_results[] = {
@@ -101,6 +110,8 @@ static struct counter counters[] = {
 	  NULL, { 0 } },
 	{ "journal_compactions", "Snapshots written to compact the state "
 	  "journal.", NULL, NULL, { 0 } },
+	{ "http_requests", "Requests answered by the HTTP endpoint, by "
+	  "status code.", "code", http_codes, { 0 } },
 };
 #define NCOUNTERS	(sizeof counters / sizeof counters[0])
 
@@ -326,4 +337,325 @@ metrics_render(void)
 		    gauges[i].value);
 	}
 	return (t.buf);
+}
+
+/* A label value as the exposition format quotes it. */
+static void
+text_label(struct text *t, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (*s == '\\')
+			text_add(t, "\\\\");
+		else if (*s == '"')
+			text_add(t, "\\\"");
+		else if (*s == '\n')
+			text_add(t, "\\n");
+		else
+			text_add(t, "%c", *s);
+	}
+}
+
+static void
+text_family(struct text *t, const char *name, const char *help)
+{
+	text_add(t, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
+}
+
+/* What one pool holds, in CPUs, from its pools document entry. */
+struct pool_gauges {
+	const char	*name;
+	const char	*mems;
+	const json_t	*memory;	/* {"dram": {"total","free"}, ...} */
+	char		*cpus;		/* its CPUs, list form */
+	int		 capacity, reserved, isolated, shared, exclusive;
+	int		 claimed, free;
+	double		 shared_assigned, shared_available;	/* CPUs */
+	int		 containers, claims;
+};
+
+/* The CPU list of a key of o added to set; a bad or absent one is none. */
+static void
+cpus_of(const json_t *o, const char *key, struct cpuset *set)
+{
+	struct cpuset	 s = CPUSET_INITIALIZER;
+	const char	*text;
+
+	text = json_string_value(json_object_get(o, key));
+	if (text != NULL && cpuset_parse(&s, text, NULL) == 0)
+		cpuset_or(set, &s);
+	cpuset_clear(&s);
+}
+
+static double
+number_of(const json_t *o, const char *key)
+{
+	return (json_number_value(json_object_get(o, key)));
+}
+
+static void
+pool_gauges(const json_t *pool, const json_t *grants, struct pool_gauges *g)
+{
+	struct cpuset	 all = CPUSET_INITIALIZER, set = CPUSET_INITIALIZER;
+	struct cpuset	 grantable = CPUSET_INITIALIZER;
+	struct cpuset	 freecpus = CPUSET_INITIALIZER;
+	struct cpuset	 claimed = CPUSET_INITIALIZER;
+	const json_t	*gr;
+	const char	*pool_name;
+	size_t		 i;
+
+	memset(g, 0, sizeof *g);
+	g->name = json_string_value(json_object_get(pool, "name"));
+	if (g->name == NULL)
+		g->name = "";
+	g->mems = json_string_value(json_object_get(pool, "mems"));
+	if (g->mems == NULL)
+		g->mems = "";
+	g->memory = json_object_get(pool, "memory");
+	cpus_of(pool, "isolated", &grantable);
+	cpus_of(pool, "sharable", &grantable);
+	cpuset_copy(&all, &grantable);
+	cpus_of(pool, "reserved", &all);
+	g->cpus = cpuset_format(&all);
+	g->capacity = cpuset_count(&all);
+	cpus_of(pool, "reserved", &set);
+	g->reserved = cpuset_count(&set);
+	cpuset_zero(&set);
+	cpus_of(pool, "isolated", &set);
+	g->isolated = cpuset_count(&set);
+	/* The shared pool as Go's zone.cpu.shared.capacity has it: the free
+	 * sharable CPUs and the reserved ones. */
+	cpuset_zero(&set);
+	cpus_of(pool, "freeSharable", &set);
+	cpus_of(pool, "reserved", &set);
+	g->shared = cpuset_count(&set);
+	cpus_of(pool, "freeIsolated", &freecpus);
+	cpus_of(pool, "freeSharable", &freecpus);
+	g->free = cpuset_count(&freecpus);
+	g->shared_assigned = (number_of(pool, "grantedShared") +
+	    number_of(pool, "grantedReserved")) / 1000.0;
+	g->shared_available = number_of(pool, "allocatableShared") / 1000.0;
+	json_array_foreach(grants, i, gr) {
+		pool_name = json_string_value(json_object_get(gr, "pool"));
+		if (json_object_get(gr, "claim") != NULL) {
+			/* A claim's CPUs are out of every pool holding them. */
+			cpus_of(gr, "cpus", &claimed);
+			if (pool_name != NULL && strcmp(pool_name, g->name) == 0)
+				g->claims++;
+		} else if (pool_name != NULL && strcmp(pool_name, g->name) == 0)
+			g->containers++;
+	}
+	cpuset_and(&claimed, &grantable);
+	cpuset_andnot(&claimed, &freecpus);
+	g->claimed = cpuset_count(&claimed);
+	cpuset_andnot(&grantable, &freecpus);
+	g->exclusive = cpuset_count(&grantable) - g->claimed;
+	cpuset_clear(&all);
+	cpuset_clear(&set);
+	cpuset_clear(&grantable);
+	cpuset_clear(&freecpus);
+	cpuset_clear(&claimed);
+}
+
+/* Prefix of the Go policy's gauges (namespace nri, group policy,
+ * subsystem topologyaware; the unit is the suffix). */
+#define GO_ZONE		"nri_policy_topologyaware_zone_"
+
+static const struct {
+	const char	*name;
+	const char	*help;
+	size_t		 off;
+} cpu_gauges[] = {
+	{ GO_ZONE "cpu_shared_capacity_cores", "Capacity of shared CPU pool "
+	  "of a topology zone.", offsetof(struct pool_gauges, shared) },
+	{ GO_ZONE "container_count", "Number of containers assigned to a "
+	  "topology zone.", offsetof(struct pool_gauges, containers) },
+	{ "topoaware_pool_reserved_cpus", "Reserved CPUs of a pool.",
+	  offsetof(struct pool_gauges, reserved) },
+	{ "topoaware_pool_isolated_cpus", "Kernel-isolated CPUs of a pool.",
+	  offsetof(struct pool_gauges, isolated) },
+	{ "topoaware_pool_exclusive_cpus", "CPUs of a pool held exclusively "
+	  "by containers.", offsetof(struct pool_gauges, exclusive) },
+	{ "topoaware_pool_claimed_cpus", "CPUs of a pool held by DRA claims.",
+	  offsetof(struct pool_gauges, claimed) },
+	{ "topoaware_pool_free_cpus", "CPUs of a pool neither reserved nor "
+	  "held exclusively by a container or a claim.",
+	  offsetof(struct pool_gauges, free) },
+	{ "topoaware_pool_claims", "DRA claims held in a pool.",
+	  offsetof(struct pool_gauges, claims) },
+};
+
+/* Memory types in the order of the policy's memory key. */
+static const char *const mem_types[] = { "dram", "pmem", "hbm", NULL };
+
+/* A pool's memory of one kind ("total", "free"), summed over types or of
+ * one type; -1 when the pool says nothing of it. */
+static double
+mem_bytes(const struct pool_gauges *g, const char *type, const char *kind)
+{
+	const json_t	*v;
+	double		 sum = -1;
+	size_t		 i;
+
+	for (i = 0; mem_types[i] != NULL; i++) {
+		if (type != NULL && strcmp(type, mem_types[i]) != 0)
+			continue;
+		v = json_object_get(json_object_get(g->memory, mem_types[i]),
+		    kind);
+		if (!json_is_number(v))
+			continue;
+		sum = (sum < 0 ? 0 : sum) + json_number_value(v);
+	}
+	return (sum);
+}
+
+static void
+text_zone(struct text *t, const char *name, const struct pool_gauges *g)
+{
+	text_add(t, "%s{zone=\"", name);
+	text_label(t, g->name);
+	text_add(t, "\"");
+}
+
+static void
+render_memory(struct text *t, const struct pool_gauges *g, size_t n)
+{
+	static const struct {
+		const char	*name;
+		const char	*help;
+		const char	*kind;	/* free, total or their difference */
+	} zone[] = {
+		{ GO_ZONE "mem_capacity_bytes", "Memory capacity of a topology "
+		  "zone.", "total" },
+		{ GO_ZONE "mem_assigned_bytes", "Amount of assigned memory of a "
+		  "topology zone.", NULL },
+		{ GO_ZONE "mem_available_bytes", "Amount of available memory of "
+		  "a topology zone.", "free" },
+	}, typed[] = {
+		{ "topoaware_pool_memory_total_bytes", "Memory of a pool, by "
+		  "memory type.", "total" },
+		{ "topoaware_pool_memory_free_bytes", "Memory of a pool not "
+		  "granted, by memory type.", "free" },
+	};
+	double	 v, f;
+	size_t	 i, j, k;
+	int	 any = 0;
+
+	for (i = 0; i < n; i++)
+		if (mem_bytes(&g[i], NULL, "total") >= 0)
+			any = 1;
+	if (!any)
+		return;
+	for (k = 0; k < sizeof zone / sizeof zone[0]; k++) {
+		text_family(t, zone[k].name, zone[k].help);
+		for (i = 0; i < n; i++) {
+			v = mem_bytes(&g[i], NULL, zone[k].kind != NULL ?
+			    zone[k].kind : "total");
+			f = mem_bytes(&g[i], NULL, "free");
+			if (v < 0 || (zone[k].kind == NULL && f < 0))
+				continue;
+			if (zone[k].kind == NULL)
+				v -= f;
+			text_zone(t, zone[k].name, &g[i]);
+			text_add(t, ",mems=\"");
+			text_label(t, g[i].mems);
+			text_add(t, "\"} %.17g\n", v);
+		}
+	}
+	for (k = 0; k < sizeof typed / sizeof typed[0]; k++) {
+		text_family(t, typed[k].name, typed[k].help);
+		for (i = 0; i < n; i++) {
+			for (j = 0; mem_types[j] != NULL; j++) {
+				v = mem_bytes(&g[i], mem_types[j],
+				    typed[k].kind);
+				if (v < 0)
+					continue;
+				text_zone(t, typed[k].name, &g[i]);
+				text_add(t, ",type=\"%s\"} %.17g\n",
+				    mem_types[j], v);
+			}
+		}
+	}
+}
+
+char *
+metrics_render_policy(const json_t *pools, const json_t *grants)
+{
+	struct pool_gauges	*g;
+	struct text		 t;
+	const json_t		*o;
+	size_t			 n, i, k;
+	int			 containers = 0, claims = 0;
+
+	t.size = 8192;
+	t.len = 0;
+	t.buf = xmalloc(t.size);
+	t.buf[0] = '\0';
+	n = json_array_size(pools);
+	g = xcalloc(n + 1, sizeof *g);
+	for (i = 0; i < n; i++)
+		pool_gauges(json_array_get(pools, i), grants, &g[i]);
+
+	text_family(&t, GO_ZONE "cpu_capacity_cores", "A topology zone of "
+	    "CPUs.");
+	for (i = 0; i < n; i++) {
+		text_zone(&t, GO_ZONE "cpu_capacity_cores", &g[i]);
+		text_add(&t, ",cpus=\"%s\",mems=\"", g[i].cpus);
+		text_label(&t, g[i].mems);
+		text_add(&t, "\"} %d\n", g[i].capacity);
+	}
+	text_family(&t, GO_ZONE "cpu_shared_assigned_cores", "Assigned amount "
+	    "of shared CPU pool of a topology zone.");
+	for (i = 0; i < n; i++) {
+		text_zone(&t, GO_ZONE "cpu_shared_assigned_cores", &g[i]);
+		text_add(&t, "} %.17g\n", g[i].shared_assigned);
+	}
+	text_family(&t, GO_ZONE "cpu_shared_available_cores", "Available "
+	    "amount of shared CPU pool of a topology zone.");
+	for (i = 0; i < n; i++) {
+		text_zone(&t, GO_ZONE "cpu_shared_available_cores", &g[i]);
+		text_add(&t, "} %.17g\n", g[i].shared_available);
+	}
+	for (k = 0; k < sizeof cpu_gauges / sizeof cpu_gauges[0]; k++) {
+		text_family(&t, cpu_gauges[k].name, cpu_gauges[k].help);
+		for (i = 0; i < n; i++) {
+			text_zone(&t, cpu_gauges[k].name, &g[i]);
+			text_add(&t, "} %d\n", *(const int *)(const void *)
+			    ((const char *)&g[i] + cpu_gauges[k].off));
+		}
+	}
+	render_memory(&t, g, n);
+
+	json_array_foreach(grants, i, o) {
+		if (json_object_get(o, "claim") != NULL)
+			claims++;
+		else
+			containers++;
+	}
+	text_family(&t, "topoaware_containers", "Containers held.");
+	text_add(&t, "topoaware_containers %d\n", containers);
+	text_family(&t, "topoaware_claims", "DRA claims held.");
+	text_add(&t, "topoaware_claims %d\n", claims);
+	text_family(&t, "topoaware_build_info", "The version of topoawared; "
+	    "always 1.");
+	text_add(&t, "topoaware_build_info{version=\"");
+	text_label(&t, PACKAGE_VERSION);
+	text_add(&t, "\"} 1\n");
+
+	for (i = 0; i < n; i++)
+		free(g[i].cpus);
+	free(g);
+	return (t.buf);
+}
+
+char *
+metrics_exposition(const json_t *pools, const json_t *grants)
+{
+	char	*a, *b, *s;
+
+	a = metrics_render();
+	b = metrics_render_policy(pools, grants);
+	xasprintf(&s, "%s%s", a, b);
+	free(a);
+	free(b);
+	return (s);
 }

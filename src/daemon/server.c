@@ -26,6 +26,7 @@
 #include "event.h"
 #include "exports.h"
 #include "gate.h"
+#include "http.h"
 #include "journal.h"
 #include "jrec.h"
 #include "dra.h"
@@ -499,6 +500,8 @@ server_start(struct server *srv, char **cause)
 	}
 	if (admin_new(srv, srv->opts.admin_socket, &srv->admin, cause) != 0)
 		return (-EIO);
+	if (http_new(srv, srv->cfg, &srv->http, cause) != 0)
+		return (-EIO);
 	/* Without a watch the daemon still reloads on SIGHUP and `reload`. */
 	if (watch_new(srv, srv->opts.watch_debounce_ms, &srv->watch,
 	    &why) != 0) {
@@ -574,6 +577,7 @@ server_clear(struct server *srv)
 	free(srv->kube_error);
 	nri_free(srv->nri);
 	watch_free(srv->watch);
+	http_free(srv->http);
 	admin_free(srv->admin);
 	if (srv->ev_sigterm != NULL)
 		event_free(srv->ev_sigterm);
@@ -1244,17 +1248,26 @@ server_reload(struct server *srv, const char *why, char **cause)
 		return (reload_refused(srv, why, rc, err, cause));
 	}
 	reload_set_refused(srv, NULL, 0);
+	/* A new HTTP address is listened on first, beside the old one; a
+	 * port taken now may be free later, so no memory of it either. */
+	if ((rc = http_prepare(srv->http, cfg, &err)) != 0) {
+		free(text);
+		config_free(cfg);
+		return (reload_refused(srv, why, rc, err, cause));
+	}
 	policy_effects_init(&fx);
 	/* Refused when it does not fit, or cannot be saved (then undone):
 	 * it may do later, so no memory of it. */
 	if ((rc = policy_reconfigure(srv->policy, cfg, &fx, &err)) != 0 ||
 	    (rc = commit(srv, &fx, "reload", event_reconfigure(text, len),
 	    COMMIT_NOW, &err)) != 0) {
+		http_abort(srv->http);
 		free(text);
 		config_free(cfg);
 		policy_effects_clear(&fx);
 		return (reload_refused(srv, why, rc, err, cause));
 	}
+	http_commit(srv->http, cfg);
 	config_free(srv->cfg);
 	srv->cfg = cfg;
 	free(srv->cfg_text);

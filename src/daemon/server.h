@@ -49,6 +49,7 @@ struct server_opts {
 
 struct nri;
 struct admin;
+struct http;
 struct watch;
 struct kube;
 struct dra;
@@ -103,6 +104,7 @@ struct server {
 
 	struct nri		*nri;
 	struct admin		*admin;
+	struct http		*http;		/* instrumentation.httpEndpoint */
 	struct watch		*watch;
 	struct kube		*kube;		/* NULL: kube_error says why */
 	char			*kube_error;

@@ -349,6 +349,14 @@ for i, s in enumerate(["1500m", "2", "1.5", "2Ki", "1e3", "0.0001", "-1", "-0", 
                        "9223372036854775807", "12E", ".5", "1.", "+2"]):
     put("quantity", "%d" % i, s)
 
+# HTTP endpoint requests: a state byte (1 live, 2 ready, 4 metrics on,
+# 8 the rest is also the not-ready reason), the method, a space, the target.
+for name, b, s in [("metrics", 7, "GET /metrics"), ("healthz", 3, "GET /healthz"),
+                   ("readyz", 12, "HEAD /readyz?verbose=1"), ("post", 7, "POST /metrics"),
+                   ("unknown", 7, "GET /nope#x"), ("absolute", 0, "GET http://host/metrics"),
+                   ("reason", 8, "GET /readyz\n\x01")]:
+    put("http", name, bytes([b]) + s.encode())
+
 # Affinity annotations: both forms, the operators, joint keys, globs.
 for i, s in enumerate([
         "a: [b]\nc: [a, b]\n",

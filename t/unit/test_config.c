@@ -99,6 +99,8 @@ static const struct {
 	{ "nodeResourceTopology.enabled", CONFIG_BOOL, "true" },
 	{ "nodeResourceTopology.refreshSeconds", CONFIG_INT, "60" },
 	{ "log.level", CONFIG_ENUM, "\"info\"" },
+	{ "instrumentation.httpEndpoint", CONFIG_STRING, "\"\"" },
+	{ "instrumentation.prometheusExport", CONFIG_BOOL, "false" },
 };
 #define NSPEC_KEYS	(sizeof spec_keys / sizeof spec_keys[0])
 
@@ -346,13 +348,73 @@ Test(config, unknown_keys_named)
 	    "zzz: unknown key");
 }
 
+/* instrumentation: httpEndpoint and prometheusExport are ours, the Go
+ * policy's other instrumentation keys (tracing among them) are refused. */
+Test(config, instrumentation_keys)
+{
+	static const char *const good[] = {
+		":8891", "127.0.0.1:8891", "[::1]:8891", "[::]:1",
+		"0.0.0.0:65535",
+	};
+	static const char *const bad[] = {
+		"8891", ":0", ":65536", ":", "localhost:8891", "[::1]8891",
+		"[]:80", "::1:8891", "1.2.3:80", ": 80", ":+80", ":080000",
+		"[::1:80", "127.0.0.1:80x",
+	};
+	static const char *const refused[] = {
+		"samplingRatePerMillion", "tracingCollector", "reportPeriod",
+		"metricsExporter", "logExporter", "logExportPeriod", "metrics",
+	};
+	struct config	*cfg;
+	char		*doc, *want, host[CONFIG_ENDPOINT_HOST_MAX];
+	unsigned	 port;
+	size_t		 i;
+
+	cfg = config_new();
+	cr_assert_str_eq(cfg->http_endpoint, "");
+	cr_assert_eq(cfg->prometheus_export, 0);
+	config_free(cfg);
+	for (i = 0; i < sizeof good / sizeof good[0]; i++) {
+		xasprintf(&doc, "{\"instrumentation\": {\"httpEndpoint\": "
+		    "\"%s\", \"prometheusExport\": true}}", good[i]);
+		cfg = parse_ok(doc);
+		cr_assert_str_eq(cfg->http_endpoint, good[i]);
+		cr_assert_eq(cfg->prometheus_export, 1);
+		config_free(cfg);
+		free(doc);
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		xasprintf(&doc, "{\"instrumentation\": {\"httpEndpoint\": "
+		    "\"%s\"}}", bad[i]);
+		parse_bad_prefix(doc, "instrumentation.httpEndpoint: \"");
+		free(doc);
+	}
+	for (i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		xasprintf(&doc, "{\"instrumentation\": {\"%s\": 1}}",
+		    refused[i]);
+		xasprintf(&want, "instrumentation.%s: not supported",
+		    refused[i]);
+		parse_bad_prefix(doc, want);
+		free(doc);
+		free(want);
+	}
+	parse_bad_prefix("{\"instrumentation\": []}",
+	    "instrumentation: expected an object");
+	cr_assert_eq(config_endpoint_parse("[::1]:8891", host, &port, NULL), 0);
+	cr_assert_str_eq(host, "::1");
+	cr_assert_eq(port, 8891);
+	cr_assert_eq(config_endpoint_parse(":80", host, &port, NULL), 0);
+	cr_assert_str_eq(host, "");
+	cr_assert_eq(port, 80);
+}
+
 Test(config, unsupported_keys_named)
 {
 	static const char *const top[] = {
 		"schedulingClasses", "namespaceSchedulingClasses",
 		"podQoSSchedulingClasses", "cpuClasses", "sharedPoolCPUClass",
 		"reservedPoolCPUClass", "defaultExclusiveCPUClass",
-		"controllableInterrupts", "control", "instrumentation", "agent",
+		"controllableInterrupts", "control", "agent",
 	};
 	const char *const	*list;
 	char			*doc, *want;

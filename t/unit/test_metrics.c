@@ -331,3 +331,170 @@ Test(metrics, gauges_are_set_not_counted)
 	cr_assert_not_null(strstr(text, "\ntopoaware_journal_bytes 0\n"));
 	free(text);
 }
+
+/* Two pools as policy_pools_json gives them, with the memory key the
+ * memory accounting adds only when asked to. */
+static json_t *
+pools_doc(int memory)
+{
+	json_t	*pools;
+
+	pools = json_loads("[{\"name\": \"NUMA node #0\", \"cpus\": \"0-3\", "
+	    "\"isolated\": \"3\", \"sharable\": \"1-2\", \"reserved\": \"0\", "
+	    "\"mems\": \"0\", \"freeIsolated\": \"\", \"freeSharable\": \"2\", "
+	    "\"allocatableShared\": 1500, \"grantedShared\": 500, "
+	    "\"grantedReserved\": 250}, "
+	    "{\"name\": \"root \\\"x\\\\y\\nz\", \"cpus\": \"0-7\", "
+	    "\"isolated\": \"3\", \"sharable\": \"1-2,4-7\", \"reserved\": \"0\", "
+	    "\"mems\": \"0-1\", \"freeIsolated\": \"\", \"freeSharable\": "
+	    "\"2,4-7\", \"allocatableShared\": 5000, \"grantedShared\": 0, "
+	    "\"grantedReserved\": 0}]", 0, NULL);
+	cr_assert_not_null(pools);
+	if (memory) {
+		json_object_set_new(json_array_get(pools, 0), "memory",
+		    json_pack("{s:{s:I, s:I}, s:{s:I, s:I}}",
+		    "dram", "total", (json_int_t)4096, "free", (json_int_t)1024,
+		    "pmem", "total", (json_int_t)8192, "free", (json_int_t)8192));
+		json_object_set_new(json_array_get(pools, 1), "memory",
+		    json_pack("{s:{s:I, s:I}}", "dram", "total",
+		    (json_int_t)8192, "free", (json_int_t)5120));
+	}
+	return (pools);
+}
+
+/* A container with exclusive CPU 3, one on shared CPUs, a claim of CPU 1. */
+static json_t *
+grants_doc(void)
+{
+	json_t	*g = json_loads("[{\"id\": \"c1\", \"cpus\": \"3\", "
+	    "\"mems\": \"0\", \"pool\": \"NUMA node #0\"}, "
+	    "{\"id\": \"c2\", \"cpus\": \"2\", \"mems\": \"0\", "
+	    "\"pool\": \"NUMA node #0\"}, "
+	    "{\"claim\": \"u1\", \"cpus\": \"1\", \"mems\": \"\", "
+	    "\"pool\": \"NUMA node #0\"}]", 0, NULL);
+
+	cr_assert_not_null(g);
+	return (g);
+}
+
+static double
+fsample(const char *text, const char *series)
+{
+	const char	*p = text;
+	size_t		 n = strlen(series);
+	double		 v;
+
+	while ((p = strstr(p, series)) != NULL) {
+		if ((p == text || p[-1] == '\n') && p[n] == ' ' &&
+		    sscanf(p + n + 1, "%lf", &v) == 1)
+			return (v);
+		p += n;
+	}
+	return (-1);
+}
+
+#define Z	"nri_policy_topologyaware_zone_"
+#define N0	"{zone=\"NUMA node #0\""
+/* The second pool's name, escaped. */
+#define R	"{zone=\"root \\\"x\\\\y\\nz\""
+
+Test(metrics, policy_gauges)
+{
+	json_t	*pools = pools_doc(0), *grants = grants_doc();
+	char	*text = metrics_render_policy(pools, grants);
+
+	cr_assert_eq(fsample(text, Z "cpu_capacity_cores" N0 ",cpus=\"0-3\","
+	    "mems=\"0\"}"), 4, "%s", text);
+	cr_assert_eq(fsample(text, Z "cpu_capacity_cores" R ",cpus=\"0-7\","
+	    "mems=\"0-1\"}"), 8, "%s", text);
+	/* Free sharable and reserved: Go's shared pool. */
+	cr_assert_eq(fsample(text, Z "cpu_shared_capacity_cores" N0 "}"), 2);
+	cr_assert_eq(fsample(text, Z "cpu_shared_assigned_cores" N0 "}"),
+	    0.75);
+	cr_assert_eq(fsample(text, Z "cpu_shared_available_cores" N0 "}"),
+	    1.5);
+	cr_assert_eq(fsample(text, Z "container_count" N0 "}"), 2);
+	cr_assert_eq(fsample(text, Z "container_count" R "}"), 0);
+	cr_assert_eq(fsample(text, "topoaware_pool_reserved_cpus" N0 "}"), 1);
+	cr_assert_eq(fsample(text, "topoaware_pool_isolated_cpus" N0 "}"), 1);
+	cr_assert_eq(fsample(text, "topoaware_pool_exclusive_cpus" N0 "}"), 1);
+	cr_assert_eq(fsample(text, "topoaware_pool_claimed_cpus" N0 "}"), 1);
+	cr_assert_eq(fsample(text, "topoaware_pool_claimed_cpus" R "}"), 1);
+	cr_assert_eq(fsample(text, "topoaware_pool_free_cpus" N0 "}"), 1);
+	cr_assert_eq(fsample(text, "topoaware_pool_free_cpus" R "}"), 5);
+	cr_assert_eq(fsample(text, "topoaware_pool_exclusive_cpus" R "}"), 1);
+	cr_assert_eq(fsample(text, "topoaware_pool_claims" N0 "}"), 1);
+	cr_assert_eq(fsample(text, "topoaware_containers"), 2);
+	cr_assert_eq(fsample(text, "topoaware_claims"), 1);
+	cr_assert_eq(fsample(text, "topoaware_build_info{version=\""
+	    PACKAGE_VERSION "\"}"), 1);
+	/* No memory key, no memory gauges at all. */
+	cr_assert_null(strstr(text, "_mem_"), "%s", text);
+	cr_assert_null(strstr(text, "memory"), "%s", text);
+	/* Never a container or claim as a label. */
+	cr_assert_null(strstr(text, "c1"));
+	cr_assert_null(strstr(text, "u1"));
+	free(text);
+	json_decref(pools);
+	json_decref(grants);
+}
+
+Test(metrics, memory_gauges_when_present)
+{
+	json_t	*pools = pools_doc(1), *grants = grants_doc();
+	char	*text = metrics_render_policy(pools, grants);
+
+	cr_assert_eq(fsample(text, Z "mem_capacity_bytes" N0 ",mems=\"0\"}"),
+	    12288, "%s", text);
+	cr_assert_eq(fsample(text, Z "mem_available_bytes" N0 ",mems=\"0\"}"),
+	    9216);
+	cr_assert_eq(fsample(text, Z "mem_assigned_bytes" N0 ",mems=\"0\"}"),
+	    3072);
+	cr_assert_eq(fsample(text, Z "mem_capacity_bytes" R ",mems=\"0-1\"}"),
+	    8192);
+	cr_assert_eq(fsample(text, "topoaware_pool_memory_total_bytes" N0
+	    ",type=\"dram\"}"), 4096);
+	cr_assert_eq(fsample(text, "topoaware_pool_memory_free_bytes" N0
+	    ",type=\"pmem\"}"), 8192);
+	cr_assert_eq(fsample(text, "topoaware_pool_memory_free_bytes" R
+	    ",type=\"dram\"}"), 5120);
+	/* Types a pool lacks are absent, not 0. */
+	cr_assert_null(strstr(text, R ",type=\"pmem\""));
+	cr_assert_null(strstr(text, "type=\"hbm\""));
+	free(text);
+	json_decref(pools);
+	json_decref(grants);
+}
+
+/* Every family's samples follow its one HELP and TYPE, as the format
+ * wants, and every line is a comment or a sample. */
+Test(metrics, exposition_well_formed)
+{
+	json_t		*pools = pools_doc(1), *grants = grants_doc();
+	char		*text = metrics_exposition(pools, grants), *line, *save;
+	char		 family[128] = "", name[128];
+	regex_t		 re;
+	size_t		 n;
+
+	cr_assert_eq(regcomp(&re, "^[a-zA-Z_:][a-zA-Z0-9_:]*"
+	    "(\\{([a-zA-Z_][a-zA-Z0-9_]*=\"([^\"\\\\]|\\\\.)*\",?)*\\})? "
+	    "[-+0-9.eInfa]+$", REG_EXTENDED | REG_NOSUB), 0);
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "# TYPE %127s", name) == 1) {
+			cr_assert_str_neq(name, family, "%s twice", name);
+			snprintf(family, sizeof family, "%s", name);
+			continue;
+		}
+		if (line[0] == '#')
+			continue;
+		cr_assert_eq(regexec(&re, line, 0, NULL, 0), 0, "%s", line);
+		n = strlen(family);
+		cr_assert(strncmp(line, family, n) == 0, "%s not in %s", line,
+		    family);
+	}
+	regfree(&re);
+	free(text);
+	json_decref(pools);
+	json_decref(grants);
+}
