@@ -36,6 +36,7 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "clock.h"
 #include "adminproto.h"
 #include "admin.h"
 #include "gate.h"
@@ -93,16 +94,6 @@ struct admin {
 };
 
 static void	conn_process(struct admin_conn *);
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-		fatal("clock_gettime");
-	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
-}
 
 static void
 conn_kill(struct admin_conn *c)
@@ -514,7 +505,7 @@ conn_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct admin_conn	*c = arg;
 
-	c->active = now_ms();
+	c->active = clock_mono_ms();
 	if (!c->dead && !c->paused && !c->more)
 		conn_process(c);
 }
@@ -627,7 +618,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	c->admin = a;
 	c->uid = cred.uid;
 	c->pid = cred.pid;
-	c->active = now_ms();
+	c->active = clock_mono_ms();
 	adminproto_init(&c->proto);
 	c->ev_timeout = evtimer_new(a->srv->base, timeout_cb, c);
 	c->bev = bufferevent_socket_new(a->srv->base, fd, BEV_OPT_CLOSE_ON_FREE);

@@ -35,6 +35,7 @@
 #include <event2/listener.h>
 #include <nghttp2/nghttp2.h>
 
+#include "clock.h"
 #include "grpc.h"
 #include "h2.h"
 #include "pbcheck.h"
@@ -137,16 +138,6 @@ stream_free(struct h2_stream *st)
 	free(st->method);
 	free(st->body);
 	free(st);
-}
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-		fatal("clock_gettime");
-	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
 }
 
 static void
@@ -685,7 +676,7 @@ read_cb(struct bufferevent *bev, void *arg)
 	if (c->dead)
 		return;
 	if (evbuffer_get_length(in) != 0)
-		c->active = now_ms();
+		c->active = clock_mono_ms();
 	c->in_recv = 1;
 	while (rv >= 0 && evbuffer_get_length(in) != 0) {
 		n = evbuffer_peek(in, -1, NULL, v, 8);
@@ -770,7 +761,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	c = xcalloc(1, sizeof *c);
 	c->srv = srv;
 	c->preface_left = NGHTTP2_CLIENT_MAGIC_LEN;
-	c->active = now_ms();
+	c->active = clock_mono_ms();
 	TAILQ_INIT(&c->streams);
 	c->ev_timeout = evtimer_new(srv->base, timeout_cb, c);
 	if (c->ev_timeout == NULL) {

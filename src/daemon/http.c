@@ -38,6 +38,7 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 
+#include "clock.h"
 #include "dra.h"
 #include "http.h"
 #include "httpreq.h"
@@ -79,16 +80,6 @@ struct http {
 	int				 nconns;
 	int				 nunhooked;
 };
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-		fatal("clock_gettime");
-	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
-}
 
 static void
 conn_gone(struct http_conn *c)
@@ -269,7 +260,7 @@ request_cb(struct evhttp_request *req, void *arg)
 	if ((c = conn_of(h, evhttp_request_get_connection(req))) != NULL)
 		conn_arm(c);
 	memset(&st, 0, sizeof st);
-	st.live = now_ms() - h->beat <= h->live_ms;
+	st.live = clock_mono_ms() - h->beat <= h->live_ms;
 	st.not_ready = not_ready(h->srv);
 	st.ready = st.not_ready == NULL;
 	st.metrics = h->metrics;
@@ -320,7 +311,7 @@ beat_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct http	*h = arg;
 
-	h->beat = now_ms();
+	h->beat = clock_mono_ms();
 }
 
 static void
@@ -430,7 +421,7 @@ http_beat(struct http *h)
 	struct timeval	tv;
 	uint64_t	ms;
 
-	h->beat = now_ms();
+	h->beat = clock_mono_ms();
 	if (h->bound == NULL) {
 		evtimer_del(h->ev_beat);
 		return;

@@ -23,6 +23,7 @@
 #include "admin.h"
 #include "cdi.h"
 #include "claimcheck.h"
+#include "clock.h"
 #include "event.h"
 #include "exports.h"
 #include "gate.h"
@@ -860,18 +861,6 @@ out:
 
 #define COLD_RETRY_MS	5000	/* a cold start end not saved, again */
 
-/* The wall clock in ms: cold start deadlines are saved, so they must
- * mean the same after a restart, which the monotonic clock does not. */
-static long long
-wall_ms(void)
-{
-	struct timespec	ts;
-
-	if (clock_gettime(CLOCK_REALTIME, &ts) != 0)
-		return (0);
-	return ((long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
 /*
  * The timer set to the next cold start's end, or off; retry (ms) when
  * the last end could not be saved, rather than at once again.
@@ -888,7 +877,7 @@ cold_arm(struct server *srv, long long retry)
 		evtimer_del(srv->ev_cold);
 		return;
 	}
-	delay = next - wall_ms();
+	delay = next - clock_wall_ms();
 	if (delay < retry)
 		delay = retry;
 	if (delay < 0)
@@ -910,7 +899,7 @@ cold_cb(evutil_socket_t fd, short what, void *arg)
 	struct server		*srv = arg;
 	struct policy_effects	 fx;
 	char			*cause = NULL;
-	long long		 now = wall_ms();
+	long long		 now = clock_wall_ms();
 	int			 n;
 
 	(void)fd;
@@ -942,7 +931,7 @@ server_started(struct server *srv, const char *id, struct policy_effects *fx,
 {
 	int	rc;
 
-	if ((rc = policy_start(srv->policy, id, wall_ms(), fx)) != 0)
+	if ((rc = policy_start(srv->policy, id, clock_wall_ms(), fx)) != 0)
 		return (rc);
 	if (!fx->save)
 		return (0);

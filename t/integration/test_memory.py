@@ -41,6 +41,24 @@ def mems(s, cid):
     return parse_cpuset(s.rt.containers[cid].linux.resources.cpu.mems)
 
 
+def exports(s, cid, want, timeout=5):
+    """The memory lines of cid's resources.sh (written after the answer:
+    waited for), as {key: value}."""
+    path = os.path.join(s.d.state_dir, "containers", cid, "resources.sh")
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with open(path) as f:
+                got = {k: v.strip('"') for k, v in
+                       (ln.split("=", 1) for ln in f.read().splitlines()
+                        if ln.endswith('"') and "MEMS" in ln)}
+        except FileNotFoundError:
+            got = None
+        if got == want or time.monotonic() > deadline:
+            return got
+        time.sleep(0.05)
+
+
 def grants(s):
     r = s.d.admin("grants")
     assert r["ok"], r
@@ -104,6 +122,10 @@ def test_widening_and_resize_tell_the_runtime():
                    for u in resp.update}
         assert updated.get(small) == {0, 1}, resp.update
         assert mems(s, small) == {0, 1}
+        # Its resources.sh says so too (a file of its own now: its
+        # memory is no longer its pool's).
+        want = {"ALL_MEMS": "0-1", "DRAM_MEMS": "0-1"}
+        assert exports(s, small, want) == want
         rt.update_container(big, 100, 100, mem_limit=cap // 8)
         g = grants(s)
         assert g[big]["memory"]["bytes"] == cap // 8
