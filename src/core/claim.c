@@ -119,7 +119,8 @@ check_held(const struct cpuset *held, const struct claim_req *reqs, int n,
  */
 static int
 pick_node_cpus(const struct policy *P, const struct claim_req *req,
-    const struct cpuset *taken, struct cpuset *out, char **cause)
+    const struct cpuset *taken, struct cpuset *out, unsigned *steps,
+    char **cause)
 {
 	const struct pool	*p;
 	struct cpuset		 from = CPUSET_INITIALIZER;
@@ -141,7 +142,8 @@ pick_node_cpus(const struct policy *P, const struct claim_req *req,
 		xasprintf(cause, "node #%d: %s", req->dev->node, why);
 		free(why);
 		rc = -ENOSPC;
-	}
+	} else
+		*steps |= cpualloc_last_steps(P->alloc);
 	cpuset_clear(&from);
 	return (rc);
 }
@@ -405,6 +407,7 @@ policy_claim(struct policy *P, const char *uid, const struct claim_result *res,
 	struct grant		*g;
 	struct cpuset		 all = CPUSET_INITIALIZER;
 	struct cpuset		 pick = CPUSET_INITIALIZER;
+	unsigned		 steps = 0;
 	int			 i, rc;
 
 	if ((rc = claim_check_uid(uid, cause)) != 0 ||
@@ -432,7 +435,8 @@ policy_claim(struct policy *P, const char *uid, const struct claim_result *res,
 	}
 	/* Nothing changes until the union is reserved as a whole. */
 	for (i = 0; i < n; i++) {
-		if ((rc = pick_node_cpus(P, &reqs[i], &all, &pick, cause)) != 0)
+		if ((rc = pick_node_cpus(P, &reqs[i], &all, &pick, &steps,
+		    cause)) != 0)
 			goto out;
 		cpuset_or(&all, &pick);
 	}
@@ -443,6 +447,7 @@ policy_claim(struct policy *P, const char *uid, const struct claim_result *res,
 	g = strmap_get(P->claims, uid);
 	claim_set_meta(g, meta);
 	g->nresults = n;
+	g->picked_by = steps;
 	claim_edits(uid, &all, n, fx);
 	policy_refresh(P, NULL, 0, fx);
 	fx->save = 1;

@@ -69,6 +69,8 @@ struct cpualloc {
 	int			*die_off;
 	int			 ndies;
 
+	unsigned		 steps;		/* of the last pick */
+
 	int			 groups_done;
 	int			 ngroups;
 	struct cache_group	*groups;
@@ -1455,20 +1457,58 @@ take_idle_threads(struct helper *h)
 		take_package_threads(h, topology_package(h->t, a->pk_order[i]));
 }
 
+/* Runs step when CPUs are still wanted; notes it when it took some. */
+static void
+step(struct helper *h, unsigned bit, void (*fn)(struct helper *))
+{
+	int	before = h->cnt;
+
+	if (before <= 0)
+		return;
+	fn(h);
+	if (h->cnt < before)
+		h->a->steps |= bit;
+}
+
 static void
 allocate(struct helper *h)
 {
+	h->a->steps = 0;
 	if (h->flags & CPUALLOC_IDLE_PACKAGES)
-		take_idle_packages(h);
-	if (topology_hybrid(h->t) && h->cnt > 0 &&
-	    (h->flags & CPUALLOC_IDLE_CLUSTERS))
-		take_idle_clusters(h);
-	if (h->cnt > 0 && (h->flags & CPUALLOC_CACHE_GROUPS))
-		take_cache_groups(h);
-	if (h->cnt > 0 && (h->flags & CPUALLOC_IDLE_CORES))
-		take_idle_cores(h);
-	if (h->cnt > 0)
-		take_idle_threads(h);
+		step(h, CPUALLOC_IDLE_PACKAGES, take_idle_packages);
+	if (topology_hybrid(h->t) && (h->flags & CPUALLOC_IDLE_CLUSTERS))
+		step(h, CPUALLOC_IDLE_CLUSTERS, take_idle_clusters);
+	if (h->flags & CPUALLOC_CACHE_GROUPS)
+		step(h, CPUALLOC_CACHE_GROUPS, take_cache_groups);
+	if (h->flags & CPUALLOC_IDLE_CORES)
+		step(h, CPUALLOC_IDLE_CORES, take_idle_cores);
+	step(h, CPUALLOC_IDLE_THREADS, take_idle_threads);
+}
+
+unsigned
+cpualloc_last_steps(const struct cpualloc *a)
+{
+	return (a->steps);
+}
+
+const char *
+cpualloc_step_name(unsigned bit)
+{
+	switch (bit) {
+	case CPUALLOC_IDLE_PACKAGES:
+		return ("idle packages");
+	case CPUALLOC_IDLE_CLUSTERS:
+		return ("idle clusters");
+	case CPUALLOC_CACHE_GROUPS:
+		return ("cache groups");
+	case CPUALLOC_IDLE_CORES:
+		return ("idle cores");
+	case CPUALLOC_IDLE_THREADS:
+		return ("single threads");
+	case CPUALLOC_WHOLE_SET:
+		return ("the whole set");
+	}
+	return ("?");
 }
 
 struct cpualloc *
@@ -1611,8 +1651,11 @@ cpualloc_pick(struct cpualloc *a, struct cpuset *from, int cnt,
 	char		*s;
 	int		 i, id, rc;
 
-	if (take_trivial(from, cnt, prefer, result, cause, &rc))
+	if (take_trivial(from, cnt, prefer, result, cause, &rc)) {
+		if (rc == 0)
+			a->steps = CPUALLOC_WHOLE_SET;
 		return (rc);
+	}
 
 	memset(&h, 0, sizeof h);
 	h.a = a;

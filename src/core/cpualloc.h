@@ -15,6 +15,11 @@
 #define CPUALLOC_IDLE_CORES	0x8
 #define CPUALLOC_ALL		0xf
 
+/* The steps a pick took its CPUs by (cpualloc_last_steps): the flags
+ * above, and these two. */
+#define CPUALLOC_IDLE_THREADS	0x10	/* single threads, last */
+#define CPUALLOC_WHOLE_SET	0x20	/* all of the set, or none asked */
+
 /*
  * Take cnt CPUs out of *from into *result (which is overwritten).
  * On success returns 0, *result holds exactly cnt CPUs and they are
@@ -47,5 +52,9 @@ void		 cpualloc_free(struct cpualloc *);
 int		 cpualloc_pick(struct cpualloc *, struct cpuset *from,
 		     int cnt, enum cpu_prio prefer, unsigned flags,
 		     struct cpuset *result, char **cause);
+/* The steps (CPUALLOC_* bits) the last successful pick took CPUs by. */
+unsigned	 cpualloc_last_steps(const struct cpualloc *);
+/* A step's name, for explanations: "idle cores". */
+const char	*cpualloc_step_name(unsigned);
 
 #endif

@@ -192,20 +192,22 @@ event_update(const char *id, long long request, long long limit,
 
 /* The runtime started a container (its cold start begins). */
 char *
-event_start(const char *id)
+event_start(const char *id, long long at)
 {
 	json_t	*o = json_object();
 
 	json_object_set_new(o, "op", json_string("start"));
 	set_string(o, "id", id);
+	json_object_set_new(o, "at", json_integer((json_int_t)at));
 	return (text_of(o));
 }
 
-/* Cold starts due by at (ms of the wall clock) ended. */
+/* Cold starts due by at (ms of the wall clock) ended: the simulator's
+ * clock moved to at. */
 char *
 event_cold(long long at)
 {
-	return (text_of(json_pack("{s:s, s:I}", "op", "cold", "at",
+	return (text_of(json_pack("{s:s, s:I}", "op", "time", "at",
 	    (json_int_t)at)));
 }
 

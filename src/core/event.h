@@ -13,7 +13,8 @@
 char	*event_create(const struct container_spec *);
 char	*event_update(const char *id, long long request, long long limit,
 	    long long mem_limit);
-char	*event_start(const char *id);
+/* A container started at at (ms of the wall clock). */
+char	*event_start(const char *id, long long at);
 char	*event_cold(long long at);
 char	*event_remove(const char *id);
 char	*event_sync(const struct container_spec *, int);

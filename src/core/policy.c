@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "affinity.h"
+#include "explain.h"
 #include "memzone.h"
 #include "policy_priv.h"
 #include "view.h"
@@ -176,6 +177,8 @@ grant_dup(const struct grant *g)
 	d->applied_gen = g->applied_gen;
 	d->cold_until = g->cold_until;
 	d->cold_done = g->cold_done;
+	d->why = explain_ref(g->why);
+	d->picked_by = g->picked_by;
 	return (d);
 }
 
@@ -197,6 +200,7 @@ grant_free(struct grant *g)
 		free(g->waiting[i]);
 	free(g->waiting);
 	pinning_clear(&g->applied);
+	explain_unref(g->why);
 	free(g);
 }
 
@@ -303,20 +307,6 @@ policy_swap(struct policy *a, struct policy *b)
 }
 
 /* Scoring (anchor §2.3). */
-
-struct score {
-	int	isolated;
-	int	shared;
-	int	reserved;
-	int	colocated;
-	int	prio[CPU_PRIO_COUNT];
-	double	affinity;
-	int	mems;		/* memory nodes it would offer */
-	int	mem_match;	/* and they hold every wanted type */
-	int	mem_own;	/* the pool's own nodes hold them */
-	int	burst;		/* shared milli-CPU it can grant now */
-	long long mem_cap;	/* bytes its nodes of the types hold */
-};
 
 struct scoring {
 	const struct policy	*P;
@@ -857,6 +847,32 @@ allocate_in(struct policy *P, struct pool *p, const struct request *r,
 	return (rc);
 }
 
+/* g was placed as e says. */
+void
+grant_explained(struct grant *g, struct explain *e)
+{
+	explain_unref(g->why);
+	g->why = e;
+}
+
+/* A placement by score, kept for explain: the rule each pool lost by. */
+static struct explain *
+scored(const struct scoring *sc, const struct pool *best)
+{
+	struct explain	*e;
+	const char	**why;
+	int		  i, np = pool_tree_count(sc->P->tree);
+
+	why = xcalloc((size_t)np, sizeof *why);
+	for (i = 0; i < np; i++)
+		if (i != best->id)
+			(void)score_cmp(sc, best, pool_tree_get(sc->P->tree, i),
+			    &why[i]);
+	e = explain_scored(sc->P->tree, best->id, sc->target, sc->scores, why);
+	free(why);
+	return (e);
+}
+
 /*
  * Allocate a container grant: reserved requests from the root, the others
  * from the best pool by score, or the hinted pool (its old one on update)
@@ -878,12 +894,20 @@ policy_allocate_container(struct policy *P, struct grant *g,
 	if (r.type == CPU_RESERVED &&
 	    cpuset_empty(&pool_tree_root(P->tree)->reserved))
 		r.type = CPU_NORMAL;
-	if (r.type != CPU_NORMAL)
-		return (allocate_in(P, pool_tree_root(P->tree), &r, g, cause));
+	if (r.type != CPU_NORMAL) {
+		p = pool_tree_root(P->tree);
+		if ((rc = allocate_in(P, p, &r, g, cause)) == 0)
+			grant_explained(g, explain_other(EXPLAIN_ROOT, p->name,
+			    NULL));
+		return (rc);
+	}
 
 	if (hint != NULL && (p = pool_tree_find(P->tree, hint)) != NULL) {
-		if (allocate_in(P, p, &r, g, &why) == 0)
+		if (allocate_in(P, p, &r, g, &why) == 0) {
+			grant_explained(g, explain_other(EXPLAIN_KEPT, p->name,
+			    NULL));
 			return (0);
+		}
 		free(why);
 		why = NULL;
 	}
@@ -897,8 +921,10 @@ policy_allocate_container(struct policy *P, struct grant *g,
 	if (rc != 0) {
 		xasprintf(cause, "container %s: %s", g->key, why);
 		free(why);
-	} else
+	} else {
+		grant_explained(g, scored(&sc, best));
 		warn_climb(&sc, g, best, fx);
+	}
 	free(sc.scores);
 	affinity_set_clear(&own);
 	return (rc);
@@ -1354,6 +1380,7 @@ grant_fallback(struct policy *P, struct grant *g)
 	g->zero_req = 1;
 	g->fallback = 1;
 	g->dirty = 1;
+	grant_explained(g, explain_other(EXPLAIN_FALLBACK, root->name, NULL));
 	memset(&g->req, 0, sizeof g->req);
 	g->req.zero_req = 1;
 	/* Its memory is still accounted, of the types it asked for. */
@@ -1456,8 +1483,14 @@ container_grant(struct policy *P, const struct cspec *spec, const char *hint,
 	affinity_set_clear(&affs);
 	/* A claim is a contract: its container's memory is accounted on
 	 * the claim's nodes even when they are short. */
-	if (pinned)
+	if (pinned) {
 		(void)policy_mem_take(P, g, NULL, 1, NULL);
+		grant_explained(g, explain_other(EXPLAIN_CLAIMS, NULL, NULL));
+	} else if (g->why != NULL && explain_how_of(g->why) == EXPLAIN_KEPT &&
+	    prev != NULL && prev->why != NULL && g->pool != NULL)
+		/* Kept where it was: say what put it there. */
+		grant_explained(g, explain_other(EXPLAIN_KEPT, g->pool->name,
+		    prev->why));
 	if (g->req.mem_types_bad && fx != NULL)
 		policy_warn(fx, "container %s: memory-type \"%s\": %s; its "
 		    "memory is of the default types", g->key,

@@ -286,6 +286,12 @@ int	policy_nclaims(const struct policy *);
 json_t	*policy_grants_json(const struct policy *);
 /* Pools with their free supply. */
 json_t	*policy_pools_json(const struct policy *);
+/*
+ * Why a container (its id) or a claim ("claim:<uid>") holds what it
+ * holds (explain_view.c): its request, how its pool was decided, how its
+ * CPUs were picked. NULL with *cause when it is not held.
+ */
+json_t	*policy_explain(const struct policy *, const char *, char **);
 /* A claim's CPUs, or NULL when it is not held. */
 const struct cpuset *policy_claim_cpus(const struct policy *, const char *);
 /* The UIDs of the claims held, sorted; an array to free, not its strings. */

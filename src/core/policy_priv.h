@@ -106,6 +106,8 @@ struct cspec {
 	int		 trimmed;	/* metadata dropped at the budget */
 };
 
+struct explain;
+
 struct grant {
 	char		*key;		/* container id or claim UID */
 	enum grant_kind	 kind;
@@ -137,6 +139,10 @@ struct grant {
 	long long	 cold_until;	/* cold start: ms (wall clock) DRAM
 					   comes at, 0 until it starts */
 	int		 cold_done;	/* cold start over: DRAM added */
+	struct explain	*why;		/* how it was placed (explain.h), NULL
+					   when not known */
+	unsigned	 picked_by;	/* CPUALLOC_* steps its exclusive CPUs
+					   were picked by */
 };
 
 struct policy {
@@ -282,6 +288,8 @@ void	cspec_trim(struct cspec *, int all);
 /* policy.c */
 struct grant *grant_new(const char *, enum grant_kind);
 void	grant_free(struct grant *);
+/* g was placed as the explanation says (taken over; the old one let go). */
+void	grant_explained(struct grant *, struct explain *);
 void	grant_free_all(struct strmap *);
 const char *policy_pick_pool(struct policy *, const struct container_spec *,
 	    const double *, char **);

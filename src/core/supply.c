@@ -444,6 +444,7 @@ supply_allocate(struct policy *P, struct pool *p, const struct request *r,
 	g->type = type;
 	g->portion = 0;
 	g->zero_req = r->zero_req;
+	g->picked_by = full > 0 ? cpualloc_last_steps(P->alloc) : 0;
 	cpuset_copy(&g->exclusive, &pick);
 	undo_supply(P, p->id);
 	if (isolated)

@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "adminproto.h"
+#include "ctl.h"
 #include "cpuset.h"
 #include "xmalloc.h"
 
@@ -63,6 +64,7 @@ static const struct command commands[] = {
 	{ "reload", 0, print_reload },
 	{ "metrics", 0, print_metrics },
 	{ "log-level", 1, print_log_level },
+	{ "explain", 1, print_explain },
 };
 
 static void
@@ -82,6 +84,9 @@ usage(FILE *f)
 "  reload             reload the configuration file\n"
 "  metrics            counters and histograms in Prometheus text format\n"
 "  log-level [LEVEL]  show or set the log level (error, warn, info, debug)\n"
+"  explain ID         why a container (its id) or a claim (claim:UID) holds\n"
+"                     what it holds: its request, every pool weighed with\n"
+"                     the rule that decided, how its CPUs were picked\n"
 "\n"
 "options:\n"
 "  -s, --socket PATH, --admin-socket PATH\n"
@@ -882,6 +887,11 @@ main(int argc, char **argv)
 		return (EXIT_USAGE);
 	}
 	nargs = (size_t)argc - 1;
+	if (strcmp(cmd->name, "explain") == 0 && nargs != 1) {
+		fprintf(stderr, "%s: explain takes a container id or "
+		    "claim:UID\n", progname);
+		return (EXIT_USAGE);
+	}
 	if (nargs > (size_t)cmd->max_args) {
 		fprintf(stderr, "%s: %s takes %s\n", progname, cmd->name,
 		    cmd->max_args == 0 ? "no arguments" : "at most one argument");

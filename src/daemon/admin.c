@@ -352,6 +352,27 @@ cmd_debug_stall(const char *const *args, size_t nargs)
 }
 #endif
 
+/* explain ID: why a container or claim ("claim:<uid>") holds what it
+ * holds, from its last placement. */
+static char *
+cmd_explain(struct server *srv, const char *const *args, size_t nargs)
+{
+	json_t	*o;
+	char	*cause = NULL, *line;
+
+	if (nargs != 1) {
+		metrics_inc("errors", "kind", "admin_request");
+		return (reply_error("explain takes a container id or "
+		    "claim:<uid>"));
+	}
+	if ((o = policy_explain(srv->policy, args[0], &cause)) == NULL) {
+		line = adminproto_reply_error(cause);
+		free(cause);
+		return (line);
+	}
+	return (adminproto_reply_ok(o));
+}
+
 /* One request; returns the reply line. */
 static char *
 admin_command(struct admin *a, const char *command, const char *const *args,
@@ -368,6 +389,8 @@ admin_command(struct admin *a, const char *command, const char *const *args,
 	if (strcmp(command, "debug-stall") == 0)
 		return (cmd_debug_stall(args, nargs));
 #endif
+	if (strcmp(command, "explain") == 0)
+		return (cmd_explain(srv, args, nargs));
 	if (strcmp(command, "status") != 0 &&
 	    strcmp(command, "topology") != 0 &&
 	    strcmp(command, "pools") != 0 &&

@@ -929,14 +929,15 @@ int
 server_started(struct server *srv, const char *id, struct policy_effects *fx,
     char **cause)
 {
-	int	rc;
+	long long	at = clock_wall_ms();
+	int		rc;
 
-	if ((rc = policy_start(srv->policy, id, clock_wall_ms(), fx)) != 0)
+	if ((rc = policy_start(srv->policy, id, at, fx)) != 0)
 		return (rc);
 	if (!fx->save)
 		return (0);
 	/* The runtime started it whatever we say: kept if not saved. */
-	rc = commit(srv, fx, "start", event_start(id), COMMIT_KEEP, cause);
+	rc = commit(srv, fx, "start", event_start(id, at), COMMIT_KEEP, cause);
 	cold_arm(srv, 0);
 	return (rc);
 }

@@ -33,6 +33,8 @@ usage(FILE *f)
 	    "--show topology|pools|devices|slices|nrt\n"
 	    "       topoaware-sim [--sysfs-root DIR] [--config FILE] "
 	    "SCENARIO|-\n"
+	    "       topoaware-sim [--sysfs-root DIR] [--config FILE] "
+	    "--replay STATE-DIR [--explain ID]\n"
 	    "\n"
 	    "  --sysfs-root DIR  the folder that holds sys/ (default /)\n"
 	    "  --config FILE     a topoawared config file (default: the "
@@ -45,6 +47,14 @@ usage(FILE *f)
 	    "  SCENARIO          a file of JSON lines, one policy event each "
 	    "(- for stdin);\n"
 	    "                    one JSON reply line each on stdout\n"
+	    "  --replay DIR      rebuild a node's history from its state "
+	    "folder: the oldest\n"
+	    "                    snapshot kept and the journal after it, each "
+	    "record's event\n"
+	    "                    replayed and compared with what was recorded\n"
+	    "  --explain ID      with --replay: explain container ID (or "
+	    "claim:UID) after\n"
+	    "                    each record that changed it\n"
 	    "  -V, --version     print the version\n"
 	    "  -h, --help        print this help\n");
 }
@@ -84,12 +94,15 @@ main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "show", required_argument, NULL, 's' },
 		{ "node-name", required_argument, NULL, 'n' },
+		{ "replay", required_argument, NULL, 'R' },
+		{ "explain", required_argument, NULL, 'E' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char		*root = "/", *cfgpath = NULL, *show = NULL;
 	const char		*scenario = NULL, *node = "node";
+	const char		*replay = NULL, *explain = NULL;
 	static const char *const shows[] = {
 		"topology", "pools", "devices", "slices", "nrt", NULL
 	};
@@ -120,6 +133,12 @@ main(int argc, char **argv)
 		case 'n':
 			node = optarg;
 			break;
+		case 'R':
+			replay = optarg;
+			break;
+		case 'E':
+			explain = optarg;
+			break;
 		case 'V':
 			printf("topoaware-sim %s\n", PACKAGE_VERSION);
 			return (0);
@@ -131,12 +150,22 @@ main(int argc, char **argv)
 			return (2);
 		}
 	}
-	if (show == NULL && optind == argc - 1)
+	if (replay != NULL && (show != NULL || optind != argc)) {
+		usage(stderr);
+		return (2);
+	}
+	if (explain != NULL && replay == NULL) {
+		fprintf(stderr, "topoaware-sim: --explain goes with --replay "
+		    "(a scenario has the op \"explain\")\n");
+		return (2);
+	}
+	if (show == NULL && replay == NULL && optind == argc - 1)
 		scenario = argv[optind++];
 	for (i = 0; show != NULL && shows[i] != NULL; i++)
 		if (strcmp(show, shows[i]) == 0)
 			break;
-	if (optind != argc || (show == NULL && scenario == NULL) ||
+	if (optind != argc || (show == NULL && scenario == NULL &&
+	    replay == NULL) ||
 	    (show != NULL && shows[i] == NULL)) {
 		usage(stderr);
 		return (2);
@@ -154,6 +183,10 @@ main(int argc, char **argv)
 		goto out;
 	if (scenario != NULL) {
 		rc = sim_scenario(t, cfg, scenario);
+		goto out;
+	}
+	if (replay != NULL) {
+		rc = sim_replay(t, cfg, replay, explain);
 		goto out;
 	}
 	if (config_resolve_cpus(cfg, t, &allowed, &reserved, &cause) != 0 ||

@@ -27,11 +27,6 @@
 #include "view.h"
 #include "xmalloc.h"
 
-struct sim {
-	const struct topology	*topo;
-	struct policy		*P;
-};
-
 /* The line being answered. */
 struct line {
 	const char		*op;
@@ -61,6 +56,7 @@ static int	op_restart(struct sim *, json_t *, struct line *);
 static int	op_show(struct sim *, json_t *, struct line *);
 static int	op_start(struct sim *, json_t *, struct line *);
 static int	op_time(struct sim *, json_t *, struct line *);
+static int	op_explain(struct sim *, json_t *, struct line *);
 
 #define SPEC_FIELDS \
 	"id", "name", "pod", "podUID", "podName", "namespace", "qos", \
@@ -106,6 +102,7 @@ static const struct op {
 	{ "reconfigure", reconfigure_fields, op_reconfigure, 1 },
 	{ "restart", restart_fields, op_restart, 0 },
 	{ "show", show_fields, op_show, 0 },
+	{ "explain", id_fields, op_explain, 0 },
 };
 
 static const char *qos_names[] = { "BestEffort", "Burstable", "Guaranteed" };
@@ -850,24 +847,41 @@ op_show(struct sim *S, json_t *o, struct line *l)
 	return (0);
 }
 
-/* The reply to one line of text (new reference). */
+/* Why a container or claim ("claim:<uid>") holds what it holds. */
+static int
+op_explain(struct sim *S, json_t *o, struct line *l)
+{
+	const char	*id;
+	char		*cause = NULL;
+	json_t		*v;
+	int		 rc;
+
+	if (get_string(l, o, "explain", "id", 1, &id) != 0)
+		return (-1);
+	if ((v = policy_explain(S->P, id, &cause)) == NULL) {
+		rc = line_error(l, "explain: %s", cause);
+		free(cause);
+		return (rc);
+	}
+	json_object_set_new(l->reply, "explain", v);
+	return (0);
+}
+
+/* The reply to one event, doc NULL when its text was not JSON (err). */
 static json_t *
-answer(struct sim *S, const char *text, size_t len)
+answer_doc(struct sim *S, json_t *doc, const json_error_t *err)
 {
 	struct line	 l;
 	const struct op	*op = NULL;
-	json_t		*doc, *reply;
-	json_error_t	 err;
+	json_t		*reply;
 	size_t		 i;
 
 	memset(&l, 0, sizeof l);
 	policy_effects_init(&l.fx);
 	l.reply = json_pack("{s:b}", "ok", 1);
-	doc = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
-	    &err);
 	if (doc == NULL)
-		line_error(&l, "not valid JSON: %s (column %d)", err.text,
-		    err.column);
+		line_error(&l, "not valid JSON: %s (column %d)", err->text,
+		    err->column);
 	else if (!json_is_object(doc))
 		line_error(&l, "not a JSON object");
 	else if (json_object_get(doc, "op") == NULL)
@@ -899,6 +913,25 @@ answer(struct sim *S, const char *text, size_t len)
 	reply = l.reply;
 	free(l.error);
 	policy_effects_clear(&l.fx);
+	return (reply);
+}
+
+json_t *
+sim_answer(struct sim *S, json_t *event)
+{
+	return (answer_doc(S, event, NULL));
+}
+
+/* The reply to one line of text (new reference). */
+static json_t *
+answer(struct sim *S, const char *text, size_t len)
+{
+	json_t		*doc, *reply;
+	json_error_t	 err;
+
+	doc = json_loadb(text, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
+	    &err);
+	reply = answer_doc(S, doc, &err);
 	json_decref(doc);
 	return (reply);
 }

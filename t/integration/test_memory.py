@@ -5,6 +5,7 @@ widening that moves another container and tells the runtime, an
 UpdateContainer that resizes, topoawarectl's memory columns, the
 NodeResourceTopology-like pools, and zones kept across a restart."""
 
+import json
 import os
 import subprocess
 import sys
@@ -220,9 +221,19 @@ def test_cold_start_through_nri():
         assert time.time() - t0 >= 0.9
         assert mems(s, cid) == {0, 1}
         assert cold_until(s, cid)["done"] is True
-        assert any(e and e.get("op") == "start" for _, e in
-                   statedoc.journal_events(s.d.state_dir)), "no start"
+        events = [e for _, e in statedoc.journal_events(s.d.state_dir)]
+        assert any(e and e.get("op") == "start" and e.get("at", 0) > 0
+                   for e in events), events
+        assert any(e and e.get("op") == "time" for e in events), events
         s.d.stop()
+        # Its start and the end of its cold start replay as recorded.
+        r = subprocess.run([os.path.join(tap.builddir(), "topoaware-sim"),
+                            "--sysfs-root", tap.mksysfs(COLD, "cold"),
+                            "--replay", s.d.state_dir],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, (r.stdout, r.stderr)
+        ops = [json.loads(ln).get("op") for ln in r.stdout.splitlines()]
+        assert "start" in ops and "time" in ops, r.stdout
         s.rt.drop()
         s.d.start()
         s.rt.serve()

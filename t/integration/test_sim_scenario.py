@@ -15,6 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
+from scorer import RULES  # noqa: E402
 
 CONFIG = {"reservedResources": {"cpu": "cpuset:15"}}
 RESERVED = {15}
@@ -62,6 +63,8 @@ class Sim:
     def ok(self, req):
         reply = self.send(req)
         assert reply["ok"] is True, (req, reply)
+        if isinstance(req, dict) and req.get("op") == "create":
+            check_explained(self.send({"op": "explain", "id": req["id"]}))
         return reply
 
     def close(self):
@@ -70,6 +73,33 @@ class Sim:
         rc = self.p.wait(timeout=30)
         self.p.stdout.close()
         return rc, rest
+
+
+def check_explained(reply):
+    """Every placement of every scenario here names how it was decided:
+    by score, the winner first and the grant's pool, each other pool lost
+    on a rule of the scorer, closest first, the deciding rule the closest
+    loser's."""
+    assert reply["ok"] is True, reply
+    x = reply["explain"]
+    d = x["decision"]
+    assert d["how"] in ("scored", "kept", "root", "claims", "fallback"), d
+    if d["how"] == "claims":
+        assert x["allocation"]["pool"] == "claims", x
+        return
+    assert d["pool"] == x["allocation"]["pool"], x
+    if d["how"] != "scored":
+        return
+    cands = d["candidates"]
+    assert cands[0]["outcome"] == "chosen" and cands[0]["pool"] == d["pool"]
+    ranks = []
+    for c in cands[1:]:
+        assert c["outcome"].startswith("lost on "), c
+        ranks.append(RULES.index(c["outcome"][len("lost on "):]))
+    assert ranks == sorted(ranks, reverse=True), cands
+    assert d["rule"] == (RULES[ranks[0]] if ranks else "the only pool"), d
+    if x["allocation"]["exclusive"]:
+        assert x["allocation"]["pickedBy"], x
 
 
 def cpus(text):
