@@ -53,6 +53,11 @@ static void	print_config(json_t *);
 static void	print_reload(json_t *);
 static void	print_metrics(json_t *);
 static void	print_log_level(json_t *);
+static void	print_map(json_t *);
+
+/* --color: when the map is painted with ANSI escapes. */
+enum { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+static int		 color_mode = COLOR_AUTO;
 
 static const struct command commands[] = {
 	{ "status", 0, print_status },
@@ -65,6 +70,7 @@ static const struct command commands[] = {
 	{ "metrics", 0, print_metrics },
 	{ "log-level", 1, print_log_level },
 	{ "explain", 1, print_explain },
+	{ "map", 0, print_map },
 };
 
 static void
@@ -87,11 +93,13 @@ usage(FILE *f)
 "  explain ID         why a container (its id) or a claim (claim:UID) holds\n"
 "                     what it holds: its request, every pool weighed with\n"
 "                     the rule that decided, how its CPUs were picked\n"
+"  map                the machine as a grid: what holds each CPU\n"
 "\n"
 "options:\n"
 "  -s, --socket PATH, --admin-socket PATH\n"
 "                     the admin socket (default " CTL_DEFAULT_SOCKET ")\n"
 "  -j, --json         print the result as JSON\n"
+"      --color[=WHEN] colour the map: auto (on a terminal), always, never\n"
 "  -t, --timeout SECONDS\n"
 "                     give up connecting or waiting after this long (default 10)\n"
 "  -V, --version      print the version and exit\n"
@@ -821,6 +829,348 @@ print_log_level(json_t *r)
 		printf("log level %s\n", str(r, "level"));
 }
 
+/*
+ * The map: each CPU a cell of its number and a letter for what holds it,
+ * the threads of a core side by side in brackets, the cores of a NUMA
+ * node in rows no wider than MAP_WIDTH, then one row per holder.
+ */
+#define MAP_WIDTH	80
+#define MAP_INDENT	4
+
+struct map_kind {
+	const char	*name;
+	char		 letter;
+	const char	*color;		/* SGR parameters */
+};
+
+/* In the order the holders are listed; a claim first (MAP_CLAIM). */
+static const struct map_kind map_kinds[] = {
+	{ "claim", 'C', "1;35" },
+	{ "exclusive", 'X', "1;31" },
+	{ "isolated", 'I', "36" },
+	{ "reserved", 'R', "33" },
+	{ "shared", 'S', "32" },
+	{ "free", 'F', "" },
+	{ "unmanaged", 'U', "2" },
+	{ "offline", 'O', "2" },
+};
+#define MAP_NKINDS	(sizeof map_kinds / sizeof map_kinds[0])
+#define MAP_CLAIM	0
+
+struct map_cpu {
+	int		 cpu, package, die, node, core, thread;
+	int		 kind;		/* index in map_kinds, or MAP_NKINDS */
+	const char	*holder;	/* claim UID or container id */
+	const char	*pool;
+	int		 containers;	/* -1 when not given */
+};
+
+static int	map_color;
+
+/* Escapes only on a terminal that takes them, unless told (no-color.org). */
+static int
+map_use_color(void)
+{
+	const char	*term = getenv("TERM"), *no = getenv("NO_COLOR");
+
+	if (color_mode != COLOR_AUTO)
+		return (color_mode == COLOR_ALWAYS);
+	if (no != NULL && *no != '\0')
+		return (0);
+	if (term == NULL || strcmp(term, "dumb") == 0)
+		return (0);
+	return (isatty(STDOUT_FILENO));
+}
+
+static int
+map_int(json_t *o, const char *key)
+{
+	json_t	*v = json_object_get(o, key);
+
+	return (json_is_integer(v) ? (int)json_integer_value(v) : -1);
+}
+
+static const char *
+map_str(json_t *o, const char *key)
+{
+	json_t	*v = json_object_get(o, key);
+
+	return (json_is_string(v) ? json_string_value(v) : NULL);
+}
+
+static void
+map_read(json_t *o, struct map_cpu *c)
+{
+	const char	*kind = map_str(o, "kind");
+	size_t		 k;
+
+	c->cpu = map_int(o, "cpu");
+	c->package = map_int(o, "package");
+	c->die = map_int(o, "die");
+	c->node = map_int(o, "node");
+	c->core = map_int(o, "core");
+	c->thread = map_int(o, "thread");
+	c->kind = (int)MAP_NKINDS;
+	for (k = 0; kind != NULL && k < MAP_NKINDS; k++)
+		if (strcmp(kind, map_kinds[k].name) == 0)
+			c->kind = (int)k;
+	c->holder = map_str(o, "claim");
+	if (c->holder == NULL)
+		c->holder = map_str(o, "container");
+	c->pool = map_str(o, "pool");
+	c->containers = map_int(o, "containers");
+}
+
+/* The grid's order: package, node, die, core, thread. */
+static int
+map_cmp(const void *a, const void *b)
+{
+	const struct map_cpu	*x = a, *y = b;
+
+	if (x->package != y->package)
+		return (x->package < y->package ? -1 : 1);
+	if (x->node != y->node)
+		return (x->node < y->node ? -1 : 1);
+	if (x->die != y->die)
+		return (x->die < y->die ? -1 : 1);
+	if (x->core != y->core)
+		return (x->core < y->core ? -1 : 1);
+	if (x->thread != y->thread)
+		return (x->thread < y->thread ? -1 : 1);
+	return (x->cpu < y->cpu ? -1 : x->cpu > y->cpu);
+}
+
+static int
+same_core(const struct map_cpu *x, const struct map_cpu *y)
+{
+	return (x->package == y->package && x->node == y->node &&
+	    x->die == y->die && x->core == y->core);
+}
+
+static void
+map_paint(const char *color, const char *fmt, ...)
+    __attribute__((__format__(__printf__, 2, 3)));
+
+/* Text, in colour when the map is coloured and the kind has one. */
+static void
+map_paint(const char *color, const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (map_color && *color != '\0')
+		printf("\033[%sm", color);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (map_color && *color != '\0')
+		printf("\033[0m");
+}
+
+static void
+map_cell(const struct map_cpu *c, int width)
+{
+	if (c->kind == (int)MAP_NKINDS)
+		printf("%*d?", width, c->cpu);
+	else
+		map_paint(map_kinds[c->kind].color, "%*d%c", width, c->cpu,
+		    map_kinds[c->kind].letter);
+}
+
+/*
+ * The cores of cpus[0..n), sorted, wrapped into rows, each core in
+ * brackets; tpc threads per core at most (a core with fewer is padded so
+ * the columns line up).
+ */
+static void
+map_cores(const struct map_cpu *cpus, size_t n, int width, int tpc)
+{
+	size_t	i, j;
+	int	corew, per_row, col = 0, t;
+
+	corew = tpc * (width + 2) + 1;
+	per_row = (MAP_WIDTH - MAP_INDENT + 1) / (corew + 1);
+	if (per_row < 1)
+		per_row = 1;
+	for (i = 0; i < n; i = j) {
+		printf("%*s[", col == 0 ? MAP_INDENT : 1, "");
+		for (j = i, t = 0; j < n && same_core(&cpus[i], &cpus[j]);
+		    j++, t++) {
+			if (t > 0)
+				printf(" ");
+			map_cell(&cpus[j], width);
+		}
+		printf("%*s]", (tpc - t) * (width + 2), "");
+		if (++col == per_row || j == n) {
+			printf("\n");
+			col = 0;
+		}
+	}
+}
+
+/* The online CPUs, one block per package and node. */
+static void
+map_grid(struct map_cpu *cpus, size_t n, int width)
+{
+	size_t	i, j, k;
+	int	tpc = 1, t;
+
+	qsort(cpus, n, sizeof *cpus, map_cmp);
+	for (i = 0; i < n; i = j) {
+		for (j = i, t = 0; j < n && same_core(&cpus[i], &cpus[j]); j++)
+			t++;
+		if (t > tpc)
+			tpc = t;
+	}
+	for (i = 0; i < n; i = j) {
+		printf("package %d\n", cpus[i].package);
+		for (j = i; j < n && cpus[j].package == cpus[i].package; j = k) {
+			for (k = j; k < n && cpus[k].package == cpus[j].package
+			    && cpus[k].node == cpus[j].node; k++)
+				;
+			printf("  node %d\n", cpus[j].node);
+			map_cores(cpus + j, k - j, width, tpc);
+		}
+	}
+}
+
+/* Offline CPUs have no place in a node: one row of them. */
+static void
+map_offline(const struct map_cpu *cpus, size_t n, int width)
+{
+	size_t	i;
+	int	col = 0, per_row = (MAP_WIDTH - MAP_INDENT + 1) / (width + 2);
+
+	if (n == 0)
+		return;
+	printf("offline\n");
+	for (i = 0; i < n; i++) {
+		printf(col == 0 ? "%*s" : " ", col == 0 ? MAP_INDENT : 0, "");
+		map_cell(&cpus[i], width);
+		if (++col == per_row || i + 1 == n) {
+			printf("\n");
+			col = 0;
+		}
+	}
+}
+
+/* The letters of the kinds on this map. */
+static void
+map_legend(const struct map_cpu *cpus, size_t n)
+{
+	size_t	i, k;
+	int	first = 1;
+
+	printf("\n");
+	for (k = 0; k < MAP_NKINDS; k++) {
+		for (i = 0; i < n && cpus[i].kind != (int)k; i++)
+			;
+		if (i == n)
+			continue;
+		if (!first)
+			printf("  ");
+		first = 0;
+		map_paint(map_kinds[k].color, "%c", map_kinds[k].letter);
+		printf(" %s", map_kinds[k].name);
+	}
+	printf("\n");
+}
+
+static int
+same_holder(const struct map_cpu *x, const struct map_cpu *y)
+{
+	return (x->kind == y->kind && x->containers == y->containers &&
+	    (x->holder == NULL) == (y->holder == NULL) &&
+	    (x->holder == NULL || strcmp(x->holder, y->holder) == 0) &&
+	    (x->pool == NULL) == (y->pool == NULL) &&
+	    (x->pool == NULL || strcmp(x->pool, y->pool) == 0));
+}
+
+/* One row per holder (kind, claim or container, pool, count): its CPUs. */
+static void
+map_holders(const struct map_cpu *cpus, size_t n)
+{
+	struct table	 t;
+	struct cpuset	 set = CPUSET_INITIALIZER;
+	char		*row[5], *done;
+	size_t		 i, j, k;
+
+	done = xcalloc(n > 0 ? n : 1, 1);
+	table_init(&t, 5);
+	row[0] = xstrdup("HELD AS");
+	row[1] = xstrdup("CPUS");
+	row[2] = xstrdup("POOL");
+	row[3] = xstrdup("CONTAINERS");
+	row[4] = xstrdup("BY");
+	table_row(&t, row);
+	for (k = 0; k <= MAP_NKINDS; k++) {
+		for (i = 0; i < n; i++) {
+			if (done[i] || cpus[i].kind != (int)k)
+				continue;
+			cpuset_zero(&set);
+			for (j = i; j < n; j++) {
+				if (done[j] || !same_holder(&cpus[i], &cpus[j]))
+					continue;
+				done[j] = 1;
+				/* print_map() kept only ids a set can hold. */
+				(void)cpuset_add(&set, cpus[j].cpu);
+			}
+			row[0] = xstrdup(k < MAP_NKINDS ? map_kinds[k].name :
+			    "?");
+			row[1] = cpuset_format(&set);
+			row[2] = xstrdup(cpus[i].pool ? cpus[i].pool : "-");
+			if (cpus[i].containers >= 0)
+				xasprintf(&row[3], "%d", cpus[i].containers);
+			else
+				row[3] = xstrdup("-");
+			if (cpus[i].holder == NULL)
+				row[4] = xstrdup("-");
+			else if (k == MAP_CLAIM)
+				xasprintf(&row[4], "claim:%s", cpus[i].holder);
+			else
+				row[4] = xstrdup(cpus[i].holder);
+			table_row(&t, row);
+		}
+	}
+	printf("\n");
+	table_print(&t);
+	cpuset_clear(&set);
+	free(done);
+}
+
+static void
+print_map(json_t *r)
+{
+	json_t		*a = json_object_get(r, "cpus"), *o;
+	struct map_cpu	*all, *off;
+	size_t		 i, n = 0, noff = 0;
+	int		 width = 1, max = 0;
+
+	map_color = map_use_color();
+	all = xcalloc(json_array_size(a) + 1, sizeof *all);
+	off = xcalloc(json_array_size(a) + 1, sizeof *off);
+	json_array_foreach(a, i, o) {
+		map_read(o, &all[n]);
+		if (all[n].cpu < 0 || all[n].cpu > CPUSET_MAX_ID)
+			continue;
+		if (all[n].cpu > max)
+			max = all[n].cpu;
+		/* Without a core there is no place in the grid. */
+		if (all[n].node < 0 || all[n].core < 0)
+			off[noff++] = all[n];
+		else
+			n++;
+	}
+	for (; max >= 10; max /= 10)
+		width++;
+	map_grid(all, n, width);
+	map_offline(off, noff, width);
+	memcpy(all + n, off, noff * sizeof *off);
+	map_legend(all, n + noff);
+	map_holders(all, n + noff);
+	free(all);
+	free(off);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -828,6 +1178,7 @@ main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' },
 		{ "admin-socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "color", optional_argument, NULL, 'C' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -849,6 +1200,19 @@ main(int argc, char **argv)
 			break;
 		case 'j':
 			json = 1;
+			break;
+		case 'C':
+			if (optarg == NULL || strcmp(optarg, "always") == 0)
+				color_mode = COLOR_ALWAYS;
+			else if (strcmp(optarg, "never") == 0)
+				color_mode = COLOR_NEVER;
+			else if (strcmp(optarg, "auto") == 0)
+				color_mode = COLOR_AUTO;
+			else {
+				fprintf(stderr, "%s: --color %s: not auto, "
+				    "always or never\n", progname, optarg);
+				return (EXIT_USAGE);
+			}
 			break;
 		case 't':
 			errno = 0;

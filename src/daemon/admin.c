@@ -38,6 +38,7 @@
 
 #include "clock.h"
 #include "adminproto.h"
+#include "cpumap.h"
 #include "admin.h"
 #include "gate.h"
 #include "log.h"
@@ -373,6 +374,17 @@ cmd_explain(struct server *srv, const char *const *args, size_t nargs)
 	return (adminproto_reply_ok(o));
 }
 
+/* The map of the machine: what holds each CPU (cpumap.h). */
+static char *
+cmd_map(struct server *srv)
+{
+	json_t	*map;
+
+	if ((map = cpumap_json(srv->policy)) == NULL)
+		return (reply_error("out of memory building the map"));
+	return (adminproto_reply_ok(map));
+}
+
 /* One request; returns the reply line. */
 static char *
 admin_command(struct admin *a, const char *command, const char *const *args,
@@ -396,6 +408,7 @@ admin_command(struct admin *a, const char *command, const char *const *args,
 	    strcmp(command, "pools") != 0 &&
 	    strcmp(command, "grants") != 0 &&
 	    strcmp(command, "claims") != 0 &&
+	    strcmp(command, "map") != 0 &&
 	    strcmp(command, "config") != 0 &&
 	    strcmp(command, "reload") != 0 &&
 	    strcmp(command, "metrics") != 0) {
@@ -422,6 +435,8 @@ admin_command(struct admin *a, const char *command, const char *const *args,
 		    policy_grants_json(srv->policy))));
 	if (strcmp(command, "config") == 0)
 		return (adminproto_reply_ok(config_dump(srv->cfg)));
+	if (strcmp(command, "map") == 0)
+		return (cmd_map(srv));
 	if (strcmp(command, "metrics") == 0) {
 		pools = policy_pools_json(srv->policy);
 		grants = policy_grants_json(srv->policy);

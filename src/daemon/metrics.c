@@ -62,7 +62,7 @@ static const char *const claim_results[] = {
 };
 static const char *const commands[] = {
 	"status", "topology", "pools", "grants", "claims", "config", "reload",
-	"metrics", "log-level", "explain", NULL
+	"metrics", "log-level", "explain", "map", NULL
 };
 
 static const char *const http_codes[] = {
