@@ -12,7 +12,8 @@ import sys
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
 from scorer import RULES  # noqa: E402
-from nri_runtime import Session  # noqa: E402
+from draenv import DraEnv  # noqa: E402
+from nri_runtime import Session, parse_cpuset  # noqa: E402
 
 CONFIG = {"reservedResources": {"cpu": "cpuset:15"}}
 
@@ -104,6 +105,30 @@ def test_reserved_unknown_and_restart():
         r = ctl(s, "explain", g)
         assert "before the daemon's last start" in r.stdout, r.stdout
         s.stop()
+
+
+def test_a_claim_and_its_container():
+    """A claim prepared by the kubelet stand-in and the container the
+    claim names: the claim's CPUs, node pool, the allocator's steps and
+    consumers; the container pinned to them."""
+    with DraEnv() as env:
+        env.start()
+        c = env.claim_on(1, 2, consumers=["claimer"])
+        key, value = env.prepare_env(c)
+        cid, cpus, _ = env.create("claimer", env=["%s=%s" % (key, value)])
+        x = explain_json(env.s, "claim:" + c.uid)
+        assert x["kind"] == "claim" and x["uid"] == c.uid, x
+        assert parse_cpuset(x["cpus"]) == parse_cpuset(value) == cpus
+        assert x["pool"] == "NUMA node #1", x
+        assert x["pickedBy"] == ["idle cores"], x
+        assert x["decision"]["how"] == "claim", x
+        x = explain_json(env.s, cid)
+        assert x["decision"]["how"] == "claims", x
+        assert x["claims"] == [c.uid], x
+        r = ctl(env.s, "explain", "claim:" + c.uid)
+        assert r.returncode == 0, r.stderr
+        assert "picked by idle cores" in r.stdout, r.stdout
+        env.stop()
 
 
 tap.run(globals())
