@@ -33,7 +33,10 @@
 /* A reply longer than this is refused rather than read on. */
 #define CTL_MAX_REPLY		(256 * 1024 * 1024)
 
+/* Exit statuses (topoawarectl(8)); 1 is a daemon that cannot be reached
+ * or answered an error. */
 #define EXIT_USAGE		2
+#define EXIT_VIOLATIONS		3	/* check found some */
 
 struct command {
 	const char	*name;
@@ -52,6 +55,7 @@ static void	print_config(json_t *);
 static void	print_reload(json_t *);
 static void	print_metrics(json_t *);
 static void	print_log_level(json_t *);
+static void	print_check(json_t *);
 
 static const struct command commands[] = {
 	{ "status", 0, print_status },
@@ -63,6 +67,7 @@ static const struct command commands[] = {
 	{ "reload", 0, print_reload },
 	{ "metrics", 0, print_metrics },
 	{ "log-level", 1, print_log_level },
+	{ "check", 0, print_check },
 };
 
 static void
@@ -82,6 +87,7 @@ usage(FILE *f)
 "  reload             reload the configuration file\n"
 "  metrics            counters and histograms in Prometheus text format\n"
 "  log-level [LEVEL]  show or set the log level (error, warn, info, debug)\n"
+"  check              the live invariants; exits 3 when one is broken\n"
 "\n"
 "options:\n"
 "  -s, --socket PATH, --admin-socket PATH\n"
@@ -816,6 +822,28 @@ print_log_level(json_t *r)
 		printf("log level %s\n", str(r, "level"));
 }
 
+/* "ok: N claims, N grants, state matches", or each violation. */
+static void
+print_check(json_t *r)
+{
+	json_t	*checked = json_object_get(r, "checked"), *v;
+	char	*claims, *grants;
+	size_t	 i;
+
+	if (json_is_true(json_object_get(r, "ok"))) {
+		claims = scalar(json_object_get(checked, "claims"));
+		grants = scalar(json_object_get(checked, "grants"));
+		printf("ok: %s claims, %s grants, state %s\n", claims, grants,
+		    str(checked, "state"));
+		free(claims);
+		free(grants);
+		return;
+	}
+	json_array_foreach(json_object_get(r, "violations"), i, v)
+		printf("%s: %s: %s\n", str(v, "kind"), str(v, "what"),
+		    str(v, "detail"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -934,11 +962,15 @@ main(int argc, char **argv)
 		free(s);
 	} else
 		cmd->print(result);
+	rc = 0;
+	if (strcmp(cmd->name, "check") == 0 &&
+	    !json_is_true(json_object_get(result, "ok")))
+		rc = EXIT_VIOLATIONS;
 	json_decref(result);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "%s: writing the output: %s\n", progname,
 		    strerror(errno));
 		return (1);
 	}
-	return (0);
+	return (rc);
 }
