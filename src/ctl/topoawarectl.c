@@ -34,7 +34,10 @@
 /* A reply longer than this is refused rather than read on. */
 #define CTL_MAX_REPLY		(256 * 1024 * 1024)
 
+/* Exit statuses (topoawarectl(8)); 1 is a daemon that cannot be reached
+ * or answered an error. */
 #define EXIT_USAGE		2
+#define EXIT_VIOLATIONS		3	/* check found some */
 
 struct command {
 	const char	*name;
@@ -58,6 +61,7 @@ static void	print_map(json_t *);
 /* --color: when the map is painted with ANSI escapes. */
 enum { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
 static int		 color_mode = COLOR_AUTO;
+static void	print_check(json_t *);
 
 static const struct command commands[] = {
 	{ "status", 0, print_status },
@@ -71,6 +75,7 @@ static const struct command commands[] = {
 	{ "log-level", 1, print_log_level },
 	{ "explain", 1, print_explain },
 	{ "map", 0, print_map },
+	{ "check", 0, print_check },
 };
 
 static void
@@ -94,6 +99,7 @@ usage(FILE *f)
 "                     what it holds: its request, every pool weighed with\n"
 "                     the rule that decided, how its CPUs were picked\n"
 "  map                the machine as a grid: what holds each CPU\n"
+"  check              the live invariants; exits 3 when one is broken\n"
 "\n"
 "options:\n"
 "  -s, --socket PATH, --admin-socket PATH\n"
@@ -1171,6 +1177,28 @@ print_map(json_t *r)
 	free(off);
 }
 
+/* "ok: N claims, N grants, state matches", or each violation. */
+static void
+print_check(json_t *r)
+{
+	json_t	*checked = json_object_get(r, "checked"), *v;
+	char	*claims, *grants;
+	size_t	 i;
+
+	if (json_is_true(json_object_get(r, "ok"))) {
+		claims = scalar(json_object_get(checked, "claims"));
+		grants = scalar(json_object_get(checked, "grants"));
+		printf("ok: %s claims, %s grants, state %s\n", claims, grants,
+		    str(checked, "state"));
+		free(claims);
+		free(grants);
+		return;
+	}
+	json_array_foreach(json_object_get(r, "violations"), i, v)
+		printf("%s: %s: %s\n", str(v, "kind"), str(v, "what"),
+		    str(v, "detail"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1308,11 +1336,15 @@ main(int argc, char **argv)
 		free(s);
 	} else
 		cmd->print(result);
+	rc = 0;
+	if (strcmp(cmd->name, "check") == 0 &&
+	    !json_is_true(json_object_get(result, "ok")))
+		rc = EXIT_VIOLATIONS;
 	json_decref(result);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "%s: writing the output: %s\n", progname,
 		    strerror(errno));
 		return (1);
 	}
-	return (0);
+	return (rc);
 }

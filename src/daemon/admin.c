@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <libgen.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@
 #include "adminproto.h"
 #include "cpumap.h"
 #include "admin.h"
+#include "check.h"
 #include "gate.h"
 #include "log.h"
 #include "unixsock.h"
@@ -61,6 +63,8 @@
 #define ADMIN_REQUEST_TIMEOUT_MS	5000
 /* A peer that takes none of its answer for this long is dropped. */
 #define ADMIN_WRITE_TIMEOUT_MS		10000
+/* Check jobs running at once; more are refused. */
+#define ADMIN_MAX_CHECKS		2
 
 struct admin_conn {
 	struct admin		*admin;
@@ -77,6 +81,9 @@ struct admin_conn {
 	int			 paused;	/* output above the high mark */
 	int			 eof;		/* the peer sent everything */
 	int			 dead;
+	/* A check answers later: its requests wait behind it. */
+	struct check		*check;
+	int			 check_over;	/* answered; free it */
 	TAILQ_ENTRY(admin_conn)	 entry;
 };
 TAILQ_HEAD(admin_conns, admin_conn);
@@ -92,6 +99,7 @@ struct admin {
 	struct event		*ev_resume;
 	struct admin_conns	 conns;
 	int			 nconns;	/* not counting the dead */
+	int			 nchecks;	/* jobs not yet freed */
 };
 
 static void	conn_process(struct admin_conn *);
@@ -126,6 +134,10 @@ conn_free(struct admin_conn *c)
 	if (!c->dead)
 		a->nconns--;
 	gate_leave(a->srv->gate, c->bev);
+	if (c->check != NULL) {
+		check_free(c->check);
+		a->nchecks--;
+	}
 	bufferevent_free(c->bev);
 	event_free(c->ev_timeout);
 	adminproto_clear(&c->proto);
@@ -204,7 +216,7 @@ conn_idlest(struct admin *a)
 	struct admin_conn	*c, *best = NULL;
 
 	TAILQ_FOREACH(c, &a->conns, entry) {
-		if (c->dead || c->more || c->paused ||
+		if (c->dead || c->more || c->paused || c->check != NULL ||
 		    evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
 			continue;
 		if (best == NULL || c->active < best->active)
@@ -234,7 +246,14 @@ work_cb(evutil_socket_t fd, short what, void *arg)
 	struct admin_conn	*c;
 
 	TAILQ_FOREACH(c, &a->conns, entry) {
-		if (c->more && !c->dead && !c->paused)
+		if (c->check != NULL && c->check_over) {
+			check_free(c->check);
+			c->check = NULL;
+			c->check_over = 0;
+			a->nchecks--;
+			if (!c->dead && !c->paused)
+				conn_process(c);
+		} else if (c->more && !c->dead && !c->paused)
 			conn_process(c);
 	}
 }
@@ -457,6 +476,58 @@ admin_command(struct admin *a, const char *command, const char *const *args,
 	    (int)srv->generation, "unchanged", srv->last_reload.unchanged)));
 }
 
+/* A check job is over: its answer goes now, the job on the next pass. */
+static void
+check_done(json_t *result, void *arg)
+{
+	struct admin_conn	*c = arg;
+
+	c->check_over = 1;
+	schedule_work(c->admin);
+	if (c->dead)
+		json_decref(result);
+	else
+		conn_write(c, adminproto_reply_ok(result));
+}
+
+/* `check` answers when its job is over: 1 when one is under way. */
+static int
+check_start(struct admin_conn *c, size_t nargs)
+{
+	struct admin	*a = c->admin;
+	char		*cause = NULL;
+
+	metrics_inc("admin_requests", "command", "check");
+	if (nargs > 0) {
+		metrics_inc("errors", "kind", "admin_request");
+		conn_write(c, reply_error("check takes no arguments"));
+		return (0);
+	}
+	if (a->nchecks >= ADMIN_MAX_CHECKS) {
+		metrics_inc("errors", "kind", "admin_limit");
+		conn_write(c, reply_error("%d checks are running already, try "
+		    "again later", a->nchecks));
+		return (0);
+	}
+	if (check_new(a->srv, check_done, c, &c->check, &cause) != 0) {
+		conn_write(c, adminproto_reply_error(cause));
+		free(cause);
+		return (0);
+	}
+	a->nchecks++;
+	return (1);
+}
+
+/* The peer closed its end for good (not a half-close after its request):
+ * a check it waits for is of no use any more. */
+static int
+conn_gone(struct admin_conn *c)
+{
+	struct pollfd	pfd = { bufferevent_getfd(c->bev), POLLOUT, 0 };
+
+	return (poll(&pfd, 1, 0) == 1 && (pfd.revents & (POLLHUP | POLLERR)));
+}
+
 static int
 conn_request(void *arg, const char *command, const char *const *args,
     size_t nargs, const char *error)
@@ -469,6 +540,9 @@ conn_request(void *arg, const char *command, const char *const *args,
 		    error);
 		metrics_inc("errors", "kind", "admin_request");
 		conn_write(c, adminproto_reply_error(error));
+	} else if (strcmp(command, "check") == 0) {
+		if (check_start(c, nargs))
+			return (1);	/* what follows waits for its answer */
 	} else
 		conn_write(c, admin_command(c->admin, command, args, nargs));
 	c->handled++;
@@ -484,8 +558,8 @@ conn_check_done(struct admin_conn *c)
 	struct evbuffer	*in = bufferevent_get_input(c->bev);
 	struct evbuffer	*out = bufferevent_get_output(c->bev);
 
-	if (c->eof && !c->more && evbuffer_get_length(in) == 0 &&
-	    evbuffer_get_length(out) == 0)
+	if (c->eof && !c->more && c->check == NULL &&
+	    evbuffer_get_length(in) == 0 && evbuffer_get_length(out) == 0)
 		conn_kill(c);
 }
 
@@ -499,7 +573,7 @@ conn_process(struct admin_conn *c)
 
 	c->handled = 0;
 	c->more = 0;
-	while (!c->dead && evbuffer_get_length(in) > 0) {
+	while (!c->dead && c->check == NULL && evbuffer_get_length(in) > 0) {
 		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
 			break;
 		used = adminproto_feed(&c->proto, v.iov_base, v.iov_len,
@@ -528,7 +602,7 @@ conn_process(struct admin_conn *c)
 		}
 	}
 	if (!c->dead && c->eof && !c->more && !c->finished &&
-	    evbuffer_get_length(in) == 0) {
+	    c->check == NULL && evbuffer_get_length(in) == 0) {
 		c->finished = 1;
 		adminproto_finish(&c->proto, conn_request, c);
 	}
@@ -592,6 +666,12 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		 * last line without its newline too. */
 		c->eof = 1;
 		bufferevent_disable(c->bev, EV_READ);
+		if (c->check != NULL && !c->check_over && conn_gone(c)) {
+			log_debug("admin: pid %ld went away; its check is "
+			    "cancelled", (long)c->pid);
+			conn_kill(c);
+			return;
+		}
 		if (!c->paused && !c->more)
 			conn_process(c);
 	}

@@ -30,7 +30,6 @@
 
 /* Bad names are echoed in causes cut to this many bytes. */
 #define CDI_QUOTE_MAX	80
-#define CDI_SPEC_MAX	(1024 * 1024)	/* more is not one of ours */
 
 static int
 cdi_lower_or_digit(char c)
@@ -170,6 +169,13 @@ cdi_render(const char *driver, const char *uid, const char *const *edits,
 out:
 	json_decref(doc);
 	return (out);
+}
+
+char *
+cdi_spec_text(const char *driver, const char *uid, const char *const *edits,
+    size_t n)
+{
+	return (cdi_render(driver, uid, edits, n));
 }
 
 /* The folder exists (made 0755 if it did not) and is a folder. */

@@ -26,6 +26,8 @@
 #define CDI_UID_MAX		128
 /* Kubernetes' limit for driver names. */
 #define CDI_DRIVER_MAX		63
+/* A larger file is not one of ours. */
+#define CDI_SPEC_MAX		(1024 * 1024)
 /* What a write is staged in, beside the spec; CDI ignores the name. */
 #define CDI_TMP_SUFFIX		".tmp"
 
@@ -45,6 +47,13 @@
  */
 int	cdi_write(const char *dir, const char *driver, const char *uid,
 	    const char *const *edits, size_t n, char **cause);
+
+/*
+ * The bytes cdi_write writes for these edits (caller frees), unchecked:
+ * for comparing a spec on disk. NULL when an edit is not UTF-8.
+ */
+char	*cdi_spec_text(const char *driver, const char *uid,
+	    const char *const *edits, size_t n);
 
 /* Removes the claim's spec (and a leftover temporary file); an absent one,
  * or an absent dir, is not an error. */

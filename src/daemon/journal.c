@@ -40,10 +40,6 @@
 #include "statefile.h"
 #include "xmalloc.h"
 
-/* A journal is read whole at start; a larger one is damage. It holds
- * about a snapshot's worth before it is compacted (POLICY_META_BUDGET). */
-#define JOURNAL_MAX_SIZE	(1024U << 20)
-
 struct journal {
 	char		*dir;
 	char		*path;
@@ -59,6 +55,7 @@ struct journal {
 	size_t		 synced_size;
 	uint64_t	 synced_seq;
 	int		 synced_records;
+	uint64_t	 changes;	/* journal_changes */
 };
 
 #ifdef TOPOAWARE_DEBUG_HOOKS
@@ -439,6 +436,7 @@ journal_append(struct journal *j, const char *data, size_t len,
 		j->synced_seq = j->seq;
 		j->synced_records = j->records;
 	}
+	j->changes++;
 	j->size += len;
 	j->seq += (uint64_t)nrecords;
 	j->records += nrecords;
@@ -448,6 +446,7 @@ journal_append(struct journal *j, const char *data, size_t len,
 		metrics_inc("journal_records", NULL, NULL);
 	return (0);
 fail:
+	j->changes++;
 	/* Nothing of an unacknowledged change may stay to be replayed. */
 	if (done > 0 && ftruncate(j->fd, (off_t)j->size) == -1)
 		log_warn("cannot cut %s back to %zu bytes", j->path, j->size);
@@ -474,6 +473,7 @@ journal_sync(struct journal *j, char **cause)
 		metrics_observe("journal_sync", since(&t0));
 		return (0);
 	}
+	j->changes++;
 	/* None of them was acknowledged: none may be replayed. */
 	if (ftruncate(j->fd, (off_t)j->synced_size) == -1)
 		log_warn("cannot cut %s back to %zu bytes", j->path,
@@ -486,6 +486,12 @@ journal_sync(struct journal *j, char **cause)
 	metrics_set("journal_pending_records", (double)j->records);
 	metrics_inc("errors", "kind", "state_write");
 	return (rc);
+}
+
+uint64_t
+journal_changes(const struct journal *j)
+{
+	return (j->changes);
 }
 
 int
@@ -509,6 +515,7 @@ journal_snapshot(struct journal *j, const char *text, size_t len,
 	char	*jprev = path_of(j->dir, JOURNAL_PREV);
 	int	 rc = 0, moved = 0;
 
+	j->changes++;
 	/* 1. The old snapshot stays as the previous generation. */
 	if (unlink(prev) == -1 && errno != ENOENT)
 		log_warn("unlink %s", prev);

@@ -20,6 +20,9 @@
 #define JOURNAL_PREV		"journal.prev"
 #define JOURNAL_BAD		"journal.bad-"
 #define JOURNAL_SNAPSHOT_PREV	"state.json.prev"
+/* A journal is read whole; a larger one is damage. It holds about a
+ * snapshot's worth before it is compacted (POLICY_META_BUDGET). */
+#define JOURNAL_MAX_SIZE	(1024U << 20)
 /* A journal is compacted once it is larger than its snapshot and this. */
 #define JOURNAL_COMPACT_MIN	(256 * 1024)
 
@@ -67,6 +70,12 @@ int	journal_append(struct journal *, const char *data, size_t len,
  * file and their sequence numbers given back, as never written.
  */
 int	journal_sync(struct journal *, char **cause);
+/*
+ * A number that moves whenever the files may have changed (an append, a
+ * cut, a snapshot): a reader that reads them over several loop turns
+ * knows whether it read one state.
+ */
+uint64_t journal_changes(const struct journal *);
 /* Records since the snapshot. */
 int	journal_records(const struct journal *);
 /* Whether the journal has outgrown its snapshot. */

@@ -61,6 +61,7 @@ static const char *const claim_results[] = {
 	"prepared", "unprepared", "failed", NULL
 };
 static const char *const commands[] = {
+	"check",
 	"status", "topology", "pools", "grants", "claims", "config", "reload",
 	"metrics", "log-level", "explain", "map", NULL
 };
