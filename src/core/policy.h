@@ -246,6 +246,17 @@ int	policy_sync(struct policy *, const struct container_spec *, int,
 int	policy_reconfigure(struct policy *, const struct config *,
 	    struct policy_effects *, char **);
 
+/*
+ * What the operation of fx moved, fx being the last one made and one that
+ * replaced the whole state (reconfigure, sync), while it can still be
+ * committed or undone: {"containers":[{"id","from","to"}],"claims":
+ * [{"claim","from","to"}]}, where from and to are where the grant is
+ * before and after, as policy_grants_json shows it without its key (null:
+ * not held), in its order; grants that stay put are left out. NULL when
+ * the operation replaced nothing. Caller owns the result.
+ */
+json_t	*policy_moves(const struct policy *, const struct policy_effects *);
+
 /* The state document of R-STATE-1 (new reference) and back. Restore
  * builds a new policy; a bad document is refused with the reason. */
 json_t	*policy_save(const struct policy *);

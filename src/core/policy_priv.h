@@ -214,6 +214,7 @@ void	undo_applied_move(struct policy *, struct grant *, int);
 void	undo_swapped(struct policy *, struct policy *);
 void	undo_mem(struct policy *, struct memalloc_log *);
 void	undo_mem_restored(struct policy *, const char *);
+const struct policy *undo_before(const struct policy_effects *);
 
 /* memgrant.c */
 void	policy_mem_init(struct policy *);

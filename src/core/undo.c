@@ -381,6 +381,19 @@ policy_undo(struct policy *P, struct policy_effects *fx)
 	fx->undo = NULL;
 }
 
+/* The whole state an operation swapped out (sync, reconfigure), or NULL
+ * when it swapped none: borrowed from fx's log. */
+const struct policy *
+undo_before(const struct policy_effects *fx)
+{
+	int	i;
+
+	for (i = 0; fx->undo != NULL && i < fx->undo->n; i++)
+		if (fx->undo->v[i].kind == UNDO_SWAP)
+			return (fx->undo->v[i].before);
+	return (NULL);
+}
+
 /* The containers whose memory zones a log moved, each once. */
 static int
 mem_changes(const struct policy *P, const struct memalloc_log *log,

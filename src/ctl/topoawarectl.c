@@ -27,6 +27,7 @@
 #include "adminproto.h"
 #include "ctl.h"
 #include "cpuset.h"
+#include "dryrun.h"
 #include "xmalloc.h"
 
 #define CTL_DEFAULT_SOCKET	"/run/topoaware/admin.sock"
@@ -83,6 +84,7 @@ usage(FILE *f)
 {
 	fprintf(f,
 "usage: topoawarectl [--socket PATH] [--json] [--timeout SECONDS] COMMAND [ARG]\n"
+"       topoawarectl [options] reload --dry-run [FILE]\n"
 "\n"
 "commands:\n"
 "  status             the daemon's health: version, uptime, configuration,\n"
@@ -93,6 +95,10 @@ usage(FILE *f)
 "  claims             CPUs held by DRA resource claims\n"
 "  config             the configuration in force, every key\n"
 "  reload             reload the configuration file\n"
+"  reload --dry-run [FILE]\n"
+"                     what reloading FILE (- for standard input; default:\n"
+"                     the daemon's config file) would move, or why it would\n"
+"                     be refused (exit status 3); nothing is applied\n"
 "  metrics            counters and histograms in Prometheus text format\n"
 "  log-level [LEVEL]  show or set the log level (error, warn, info, debug)\n"
 "  explain ID         why a container (its id) or a claim (claim:UID) holds\n"
@@ -1210,6 +1216,7 @@ main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "dry-run", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const struct command	*cmd = NULL;
@@ -1219,7 +1226,7 @@ main(int argc, char **argv)
 	char			*req, *line = NULL, *error = NULL, *end, *s;
 	ssize_t			 n;
 	size_t			 i, nargs;
-	int			 ch, json = 0, fd, rc;
+	int			 ch, json = 0, fd, rc, dry = 0;
 
 	while ((ch = getopt_long(argc, argv, "s:jt:Vh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -1258,6 +1265,9 @@ main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return (0);
+		case 'n':
+			dry = 1;
+			break;
 		default:
 			usage(stderr);
 			return (EXIT_USAGE);
@@ -1284,7 +1294,17 @@ main(int argc, char **argv)
 		    "claim:UID\n", progname);
 		return (EXIT_USAGE);
 	}
-	if (nargs > (size_t)cmd->max_args) {
+	if (dry && strcmp(cmd->name, "reload") != 0) {
+		fprintf(stderr, "%s: --dry-run goes with reload only\n",
+		    progname);
+		return (EXIT_USAGE);
+	}
+	if (dry && nargs > 1) {
+		fprintf(stderr, "%s: reload --dry-run takes at most one FILE\n",
+		    progname);
+		return (EXIT_USAGE);
+	}
+	if (!dry && nargs > (size_t)cmd->max_args) {
 		fprintf(stderr, "%s: %s takes %s\n", progname, cmd->name,
 		    cmd->max_args == 0 ? "no arguments" : "at most one argument");
 		return (EXIT_USAGE);
@@ -1292,8 +1312,11 @@ main(int argc, char **argv)
 
 	signal(SIGPIPE, SIG_IGN);
 	deadline = now() + timeout;
-	if ((req = adminproto_request(cmd->name, (const char *const *)argv + 1,
-	    nargs)) == NULL) {
+	if (dry && (req = dryrun_request(progname, nargs ? argv[1] :
+	    NULL)) == NULL)
+		return (1);
+	if (!dry && (req = adminproto_request(cmd->name,
+	    (const char *const *)argv + 1, nargs)) == NULL) {
 		fprintf(stderr, "%s: cannot encode the request (arguments must "
 		    "be UTF-8)\n", progname);
 		return (EXIT_USAGE);
@@ -1334,9 +1357,11 @@ main(int argc, char **argv)
 		if (s != NULL)
 			printf("%s\n", s);
 		free(s);
-	} else
+	} else if (dry)
+		dryrun_print(result);
+	else
 		cmd->print(result);
-	rc = 0;
+	rc = dry ? dryrun_status(result) : 0;
 	if (strcmp(cmd->name, "check") == 0 &&
 	    !json_is_true(json_object_get(result, "ok")))
 		rc = EXIT_VIOLATIONS;

@@ -54,8 +54,15 @@
 #define ADMIN_MAX_REQUESTS_PER_WAKEUP	16
 /* Above this much unsent output a connection's requests wait. */
 #define ADMIN_OUTPUT_HIGH		(256 * 1024)
-/* Unparsed input kept per connection; reading stops above it. */
-#define ADMIN_INPUT_HIGH		(ADMINPROTO_MAX_LINE + 4096)
+/*
+ * Unparsed input kept per connection; reading stops above it. A line
+ * grows in its adminproto buffer, not here: a connection holds at most
+ * ADMINPROTO_MAX_LINE (a config sent for a dry run) and this.
+ */
+#define ADMIN_INPUT_HIGH		(64 * 1024 + 4096)
+#if ADMINPROTO_MAX_CONFIG != SERVER_CONFIG_MAX
+#error "a config sent over the admin socket is as big as its file may be"
+#endif
 #define ADMIN_BACKLOG			16
 /* After accept fails (EMFILE), listening pauses this long. */
 #define ADMIN_ACCEPT_PAUSE_SEC		1
@@ -349,6 +356,34 @@ cmd_log_level(const char *const *args, size_t nargs)
 	return (line);
 }
 
+/* reload --dry-run [CONFIG]: CONFIG, in base64, instead of the file. */
+static char *
+cmd_reload_dry(struct server *srv, const char *const *args, size_t nargs)
+{
+	const char	*why = NULL;
+	char		*text = NULL;
+	size_t		 len = 0;
+	json_t		*report;
+
+	if (strcmp(args[0], "--dry-run") != 0 || nargs > 2)
+		why = "reload takes no arguments but --dry-run and a config "
+		    "in base64";
+	else if (nargs == 2 && adminproto_unb64(args[1], strlen(args[1]),
+	    &text, &len) != 0)
+		why = "reload --dry-run: the config is not in base64";
+	else if (len > SERVER_CONFIG_MAX)
+		why = "reload --dry-run: the config is larger than a config "
+		    "file may be (SERVER_CONFIG_MAX)";
+	if (why != NULL) {
+		free(text);
+		metrics_inc("errors", "kind", "admin_request");
+		return (adminproto_reply_error(why));
+	}
+	report = server_reload_dry(srv, nargs == 2 ? text : NULL, len);
+	free(text);
+	return (adminproto_reply_ok(report));
+}
+
 #ifdef TOPOAWARE_DEBUG_HOOKS
 /*
  * Blocks the whole loop for a while, as a hung handler would: the test of
@@ -437,6 +472,8 @@ admin_command(struct admin *a, const char *command, const char *const *args,
 		free(name);
 		return (line);
 	}
+	if (strcmp(command, "reload") == 0 && nargs > 0)
+		return (cmd_reload_dry(srv, args, nargs));
 	if ((line = no_args(command, nargs)) != NULL) {
 		metrics_inc("errors", "kind", "admin_request");
 		return (line);

@@ -1178,108 +1178,262 @@ reload_refused(struct server *srv, const char *why, int rc, char *err,
 	return (rc);
 }
 
+/* A config on its way in by the reload's rule book (reload_begin). */
+struct reload {
+	const char		*path;		/* names the bytes in a cause */
+	int			 given;		/* text is not the file's */
+	char			*text;		/* the bytes; NULL: no file */
+	size_t			 len;
+	struct config		*cfg;
+	struct policy_effects	 fx;		/* the policy's change */
+	int			 rule;		/* RELOAD_* */
+};
+
+#define RELOAD_APPLIED	0	/* in the policy: fx to commit or undo */
+#define RELOAD_SAME	1	/* the bytes in force: nothing to do */
+#define RELOAD_AGAIN	2	/* the bytes last refused for what they say */
+#define RELOAD_BAD	3	/* refused for its bytes alone */
+#define RELOAD_REFUSED	4	/* refused now; it may do later */
+
+static void
+reload_init(struct reload *r, const char *path)
+{
+	memset(r, 0, sizeof *r);
+	r->path = path;
+	policy_effects_init(&r->fx);
+}
+
+static void
+reload_clear(struct reload *r)
+{
+	free(r->text);
+	config_free(r->cfg);
+	policy_effects_clear(&r->fx);
+}
+
+/*
+ * The rule book up to the policy, one for the reload and its dry run: the
+ * bytes (the file read once, unless given), the rules, the parse, the
+ * HTTP address listened on beside the old one, and the policy's
+ * reconfiguration, whose change waits in r->fx for the caller to commit
+ * or undo (and the address to commit or abort). A file that is gone is
+ * refused: absent means the defaults at start only. 0 with r->rule
+ * APPLIED, SAME or AGAIN; else an error and why, BAD or REFUSED, and
+ * nothing changed.
+ */
+static int
+reload_begin(struct server *srv, struct reload *r, char **err)
+{
+	int	rc;
+
+	r->rule = RELOAD_REFUSED;
+	if (!r->given && (rc = config_read(r->path, &r->text, &r->len,
+	    err)) != 0)
+		return (rc);
+	if (r->text == NULL && srv->cfg_text != NULL) {
+		xasprintf(err, "config %s is gone; configuration generation "
+		    "%u stays in force until it is back", r->path,
+		    srv->generation);
+		return (-ENOENT);
+	}
+	if (same_text(r->text, r->len, srv->cfg_text, srv->cfg_textlen)) {
+		r->rule = RELOAD_SAME;
+		return (0);
+	}
+	if (srv->cfg_refused != NULL && same_text(r->text, r->len,
+	    srv->cfg_refused, srv->cfg_refusedlen)) {
+		r->rule = RELOAD_AGAIN;
+		return (0);
+	}
+	r->rule = RELOAD_BAD;
+	if ((rc = config_load(r->path, r->text, r->len, &r->cfg, err)) != 0 ||
+	    (rc = config_check_reload(srv->cfg, r->cfg, err)) != 0)
+		return (rc);
+	r->rule = RELOAD_REFUSED;
+	/* A port taken now may be free later: no memory of it. */
+	if ((rc = http_prepare(srv->http, r->cfg, err)) != 0)
+		return (rc);
+	/* Refused when it does not fit: it may do later, too. */
+	if ((rc = policy_reconfigure(srv->policy, r->cfg, &r->fx, err)) != 0) {
+		http_abort(srv->http);
+		return (rc);
+	}
+	r->rule = RELOAD_APPLIED;
+	return (0);
+}
+
+/* The config of r, applied and saved, is the one in force. */
+static void
+reload_swap(struct server *srv, struct reload *r)
+{
+	http_commit(srv->http, r->cfg);
+	config_free(srv->cfg);
+	srv->cfg = r->cfg;
+	r->cfg = NULL;
+	free(srv->cfg_text);
+	srv->cfg_text = r->text;
+	srv->cfg_textlen = r->len;
+	r->text = NULL;
+	srv->generation++;
+	if (srv->opts.verbosity == 0)
+		log_set_level(srv->cfg->log_level);
+}
+
 /*
  * The one reload path, for SIGHUP, the file watch and `topoawarectl
- * reload` alike, and its rule book: the file is read once, without
- * blocking, and those bytes are parsed; a file that is gone is refused
- * (absent means the defaults at start only); bytes already in force are
- * not loaded again, nor bytes already refused for what they say; a refusal
- * changes nothing and says why. Every call ends with READY=1.
+ * reload` alike, and its rule book (reload_begin): bytes already in force
+ * are not loaded again, nor bytes already refused for what they say; a
+ * change that cannot be saved is undone; a refusal changes nothing and
+ * says why. Every call ends with READY=1.
  */
 int
 server_reload(struct server *srv, const char *why, char **cause)
 {
-	struct config		*cfg = NULL;
-	struct policy_effects	 fx;
-	const char		*path = srv->opts.config_path;
-	char			*text = NULL, *err = NULL;
-	size_t			 len = 0;
-	int			 rc;
+	struct reload	 r;
+	char		*err = NULL;
+	int		 rc;
 
 	sd_reloading();
-	if ((rc = config_read(path, &text, &len, &err)) != 0) {
-		reload_set_refused(srv, NULL, 0);
-		return (reload_refused(srv, why, rc, err, cause));
-	}
-	if (text == NULL && srv->cfg_text != NULL) {
-		reload_set_refused(srv, NULL, 0);
-		xasprintf(&err, "config %s is gone; configuration generation "
-		    "%u stays in force until it is back", path,
-		    srv->generation);
-		return (reload_refused(srv, why, -ENOENT, err, cause));
-	}
-	if (same_text(text, len, srv->cfg_text, srv->cfg_textlen)) {
-		free(text);
+	reload_init(&r, srv->opts.config_path);
+	rc = reload_begin(srv, &r, &err);
+	switch (r.rule) {
+	case RELOAD_SAME:
+		reload_clear(&r);
 		reload_set_refused(srv, NULL, 0);
 		log_info("reload (%s): config %s unchanged, configuration "
-		    "generation %u stays", why, path, srv->generation);
+		    "generation %u stays", why, r.path, srv->generation);
 		metrics_inc("reloads", "result", "unchanged");
 		reload_done(srv, 1, 1, NULL);
 		sd_ready();
 		return (0);
-	}
-	if (srv->cfg_refused != NULL && same_text(text, len, srv->cfg_refused,
-	    srv->cfg_refusedlen)) {
+	case RELOAD_AGAIN:
 		/* Another trigger for the same write: the same answer. */
-		free(text);
-		log_debug("reload (%s): config %s already refused", why, path);
+		reload_clear(&r);
+		log_debug("reload (%s): config %s already refused", why,
+		    r.path);
 		metrics_inc("reloads", "result", "unchanged");
 		srv->last_reload.when = time(NULL);
 		*cause = xstrdup(srv->last_reload.error != NULL ?
 		    srv->last_reload.error : "refused");
 		sd_ready();
 		return (-EINVAL);
-	}
-	if ((rc = config_load(path, text, len, &cfg, &err)) != 0 ||
-	    (rc = config_check_reload(srv->cfg, cfg, &err)) != 0) {
-		/* Refused for its bytes alone: the same bytes will be too. */
-		reload_set_refused(srv, text, len);
-		config_free(cfg);
+	case RELOAD_BAD:
+		/* The same bytes will be refused too: remembered. */
+		reload_set_refused(srv, r.text, r.len);
+		r.text = NULL;
+		reload_clear(&r);
+		return (reload_refused(srv, why, rc, err, cause));
+	case RELOAD_REFUSED:
+		reload_clear(&r);
+		reload_set_refused(srv, NULL, 0);
 		return (reload_refused(srv, why, rc, err, cause));
 	}
 	reload_set_refused(srv, NULL, 0);
-	/* A new HTTP address is listened on first, beside the old one; a
-	 * port taken now may be free later, so no memory of it either. */
-	if ((rc = http_prepare(srv->http, cfg, &err)) != 0) {
-		free(text);
-		config_free(cfg);
-		return (reload_refused(srv, why, rc, err, cause));
-	}
-	policy_effects_init(&fx);
-	/* Refused when it does not fit, or cannot be saved (then undone):
-	 * it may do later, so no memory of it. */
-	if ((rc = policy_reconfigure(srv->policy, cfg, &fx, &err)) != 0 ||
-	    (rc = commit(srv, &fx, "reload", event_reconfigure(text, len),
-	    COMMIT_NOW, &err)) != 0) {
+	/* Cannot be saved: undone by commit, and refused. */
+	if ((rc = commit(srv, &r.fx, "reload", event_reconfigure(r.text,
+	    r.len), COMMIT_NOW, &err)) != 0) {
 		http_abort(srv->http);
-		free(text);
-		config_free(cfg);
-		policy_effects_clear(&fx);
+		reload_clear(&r);
 		return (reload_refused(srv, why, rc, err, cause));
 	}
-	http_commit(srv->http, cfg);
-	config_free(srv->cfg);
-	srv->cfg = cfg;
-	free(srv->cfg_text);
-	srv->cfg_text = text;
-	srv->cfg_textlen = len;
-	srv->generation++;
-	if (srv->opts.verbosity == 0)
-		log_set_level(cfg->log_level);
+	reload_swap(srv, &r);
 	reload_done(srv, 1, 0, NULL);
-	server_push_updates(srv, &fx);
+	server_push_updates(srv, &r.fx);
 	publish_devices(srv);
 	if (srv->nrt != NULL) {
-		nrt_configure(srv->nrt, cfg->nrt_enabled,
-		    cfg->nrt_refresh_seconds);
+		nrt_configure(srv->nrt, srv->cfg->nrt_enabled,
+		    srv->cfg->nrt_refresh_seconds);
 		nrt_changed(srv->nrt);
 	}
 	log_info("reloaded (%s): configuration generation %u, %d containers "
-	    "moved", why, srv->generation, fx.nupdates);
+	    "moved", why, srv->generation, r.fx.nupdates);
 	metrics_inc("reloads", "result", "ok");
-	policy_effects_clear(&fx);
+	reload_clear(&r);
 	sd_ready();
 	return (0);
+}
+
+/* A string for a reply; bytes that are not UTF-8 become '?'. */
+static json_t *
+text_json(const char *text)
+{
+	json_t	*s;
+	char	*copy, *p;
+
+	if ((s = json_string(text)) != NULL)
+		return (s);
+	copy = xstrdup(text);
+	for (p = copy; *p != '\0'; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	s = json_string(copy);
+	free(copy);
+	return (s != NULL ? s : json_null());
+}
+
+/* The warnings of fx, for a reply. */
+static json_t *
+warnings_json(const struct policy_effects *fx)
+{
+	json_t	*a = json_array();
+	int	 i;
+
+	for (i = 0; i < fx->nwarnings; i++)
+		json_array_append_new(a, text_json(fx->warnings[i]));
+	return (a);
+}
+
+/*
+ * A dry run goes through the reload's rule book and the policy's
+ * reconfiguration, then undoes it instead of the commit: nothing is
+ * saved, sent, written or counted, no generation passes, and what it
+ * reports is what the reload would do.
+ */
+json_t *
+server_reload_dry(struct server *srv, const char *text, size_t len)
+{
+	struct reload	 r;
+	json_t		*out, *moves = NULL;
+	char		*err = NULL;
+
+	reload_init(&r, srv->opts.config_path);
+	if (text != NULL) {
+		r.path = "sent over the admin socket";
+		r.given = 1;
+		r.text = xmalloc(len + 1);
+		memcpy(r.text, text, len);
+		r.text[len] = '\0';
+		r.len = len;
+	}
+	(void)reload_begin(srv, &r, &err);
+	if (r.rule == RELOAD_AGAIN)
+		err = xstrdup(srv->last_reload.error != NULL ?
+		    srv->last_reload.error : "refused");
+	if (r.rule == RELOAD_APPLIED) {
+		moves = policy_moves(srv->policy, &r.fx);
+		policy_undo(srv->policy, &r.fx);
+		http_abort(srv->http);
+	}
+	if (moves == NULL)
+		moves = json_pack("{s:[], s:[]}", "containers", "claims");
+	out = json_pack("{s:b, s:i, s:b, s:o, s:o}", "dryRun", 1,
+	    "generation", (int)srv->generation, "unchanged",
+	    r.rule == RELOAD_SAME, "refused", err != NULL ? text_json(err) :
+	    json_null(), "warnings", warnings_json(&r.fx));
+	json_object_update(out, moves);
+	if (err != NULL)
+		log_info("reload dry run of config %s: would be refused: %s",
+		    r.path, err);
+	else
+		log_info("reload dry run of config %s: %s, %zu containers and "
+		    "%zu claims would move", r.path, r.rule == RELOAD_SAME ?
+		    "unchanged" : "would apply", json_array_size(
+		    json_object_get(moves, "containers")), json_array_size(
+		    json_object_get(moves, "claims")));
+	json_decref(moves);
+	free(err);
+	reload_clear(&r);
+	return (out);
 }
 
 json_t *

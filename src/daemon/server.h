@@ -140,6 +140,13 @@ int	server_check_config(const struct server_opts *, char **);
  * when it already was), else a negative errno and why.
  */
 int	server_reload(struct server *, const char *why, char **);
+/*
+ * A dry run of the reload of text (len bytes; NULL: the config file, by
+ * the same rules): what it would do, then undone, nothing else changed.
+ * {"dryRun":true,"generation","unchanged","refused":why|null,"warnings",
+ * "containers","claims"} as policy_moves gives them; caller owns it.
+ */
+json_t	*server_reload_dry(struct server *, const char *text, size_t len);
 
 /*
  * The operations. Each returns 0 with the effects filled, or an error with

@@ -42,6 +42,10 @@ adminproto_append(struct adminproto *ap, const char *p, size_t n)
 		size = ap->size == 0 ? 256 : ap->size;
 		while (size < ap->len + n)
 			size *= 2;
+		/* A line is refused past the cap: no room beyond it. */
+		if (size > ADMINPROTO_MAX_LINE && ap->len + n <=
+		    ADMINPROTO_MAX_LINE)
+			size = ADMINPROTO_MAX_LINE;
 		ap->buf = xreallocarray(ap->buf, size, 1);
 		ap->size = size;
 	}
@@ -313,4 +317,90 @@ adminproto_parse_reply(const char *line, size_t len, json_t **result,
 	}
 	json_decref(reply);
 	return (rc);
+}
+
+static const char b64_chars[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char *
+adminproto_b64(const void *buf, size_t len)
+{
+	const unsigned char	*p = buf;
+	char			*out, *o;
+	unsigned long		 v;
+	size_t			 i;
+
+	o = out = xmalloc(ADMINPROTO_B64_LEN(len) + 1);
+	for (i = 0; i + 2 < len; i += 3) {
+		v = (unsigned long)p[i] << 16 | (unsigned long)p[i + 1] << 8 |
+		    p[i + 2];
+		*o++ = b64_chars[v >> 18 & 63];
+		*o++ = b64_chars[v >> 12 & 63];
+		*o++ = b64_chars[v >> 6 & 63];
+		*o++ = b64_chars[v & 63];
+	}
+	if (i < len) {
+		v = (unsigned long)p[i] << 16;
+		if (i + 1 < len)
+			v |= (unsigned long)p[i + 1] << 8;
+		*o++ = b64_chars[v >> 18 & 63];
+		*o++ = b64_chars[v >> 12 & 63];
+		*o++ = i + 1 < len ? b64_chars[v >> 6 & 63] : '=';
+		*o++ = '=';
+	}
+	*o = '\0';
+	return (out);
+}
+
+static int
+b64_value(char c)
+{
+	const char	*p;
+
+	if (c == '\0' || (p = strchr(b64_chars, c)) == NULL)
+		return (-1);
+	return ((int)(p - b64_chars));
+}
+
+int
+adminproto_unb64(const char *text, size_t len, char **out, size_t *outlen)
+{
+	unsigned long	 v;
+	size_t		 i, n = 0, pad = 0;
+	char		*buf;
+	int		 j, d;
+
+	*out = NULL;
+	*outlen = 0;
+	if (len % 4 != 0)
+		return (-EINVAL);
+	if (len > 0 && text[len - 1] == '=')
+		pad = len > 1 && text[len - 2] == '=' ? 2 : 1;
+	buf = xmalloc(len / 4 * 3 + 1);
+	for (i = 0; i < len; i += 4) {
+		v = 0;
+		for (j = 0; j < 4; j++) {
+			/* '=' only as the padding of the last group. */
+			if (i + (size_t)j >= len - pad)
+				d = 0;
+			else if ((d = b64_value(text[i + (size_t)j])) < 0) {
+				free(buf);
+				return (-EINVAL);
+			}
+			v = v << 6 | (unsigned long)d;
+		}
+		buf[n++] = (char)(v >> 16 & 0xff);
+		buf[n++] = (char)(v >> 8 & 0xff);
+		buf[n++] = (char)(v & 0xff);
+	}
+	/* The bits padding leaves over are zero: one text per bytes. */
+	for (; pad > 0; pad--)
+		if (buf[--n] != '\0') {
+			free(buf);
+			return (-EINVAL);
+		}
+	buf[n] = '\0';
+	*out = buf;
+	*outlen = n;
+	return (0);
 }

@@ -13,8 +13,17 @@
 
 #include <jansson.h>
 
-/* The longest request line, without its newline. */
-#define ADMINPROTO_MAX_LINE	(64 * 1024)
+/*
+ * A config sent with `reload --dry-run`: at most as many bytes as the
+ * daemon reads of its config file (SERVER_CONFIG_MAX), as one argument in
+ * base64, which carries any bytes (a file that is not UTF-8 too).
+ */
+#define ADMINPROTO_MAX_CONFIG	(1024 * 1024)
+#define ADMINPROTO_B64_LEN(n)	(((n) + 2) / 3 * 4)
+/* The longest request line, without its newline: such a config and 64
+ * KiB for the rest. */
+#define ADMINPROTO_MAX_LINE	\
+	(ADMINPROTO_B64_LEN(ADMINPROTO_MAX_CONFIG) + 64 * 1024)
 
 /* One connection's partial input; embedded, adminproto_init/_clear. */
 struct adminproto {
@@ -66,6 +75,14 @@ char	*adminproto_reply_error(const char *error);
 /* A request line with its newline (caller frees); args may be NULL. */
 char	*adminproto_request(const char *command, const char *const *args,
 	    size_t nargs);
+/*
+ * Bytes as a request argument: standard base64, padded, NUL-terminated
+ * (caller frees). And back: 0 with *out (NUL-terminated, caller frees)
+ * and *outlen, or -EINVAL when text is not that form.
+ */
+char	*adminproto_b64(const void *, size_t);
+int	adminproto_unb64(const char *text, size_t len, char **out,
+	    size_t *outlen);
 /*
  * Decodes a reply line (the newline optional): 1 with *result a new
  * reference for an ok reply, 0 with *error (caller frees) for an error

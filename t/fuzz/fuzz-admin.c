@@ -1,7 +1,8 @@
 /*
  * fuzz-admin: admin socket requests, split into lines and checked as the
  * daemon does for each connection (the first byte cuts the rest into
- * reads), and the same bytes as a reply line topoawarectl decodes.
+ * reads), their arguments decoded as base64 as a dry run's config is, and
+ * the same bytes as a reply line topoawarectl decodes.
  */
 
 #include <stdlib.h>
@@ -15,6 +16,21 @@
 struct seen {
 	int	lines;
 };
+
+static void
+b64_check(const char *text)
+{
+	char	*bytes, *again;
+	size_t	 len;
+
+	if (adminproto_unb64(text, strlen(text), &bytes, &len) != 0)
+		return;
+	again = adminproto_b64(bytes, len);
+	if (strcmp(again, text) != 0)
+		abort();
+	free(again);
+	free(bytes);
+}
 
 static int
 on_line(void *arg, const char *command, const char *const *args,
@@ -31,6 +47,9 @@ on_line(void *arg, const char *command, const char *const *args,
 				abort();
 		if (args != NULL && args[nargs] != NULL)
 			abort();
+		/* A config for a dry run: base64 has one text per bytes. */
+		for (i = 0; i < nargs; i++)
+			b64_check(args[i]);
 	}
 	/* A caller that stops now and then, as admin.c does when full. */
 	return (++s->lines % 7 == 0);

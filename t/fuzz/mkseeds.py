@@ -236,6 +236,9 @@ put("h2", "bad-preface", b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 put("admin", "requests", b"\x00" + b'{"command":"status"}\n\n{"command":"log-level","args":["debug"]}\r\n'
     b'{"command":"grants","args":[]}\n{"command":1}\nnot json\n{"command":"x","extra":1}\n')
 put("admin", "requests-split", b"\x05" + b'{"command":"reload"}\n{"command":"pools"}\n{"command":"metrics"')
+put("admin", "reload-dry-run", b"\x07" + b'{"command":"reload","args":["--dry-run"]}\n'
+    b'{"command":"reload","args":["--dry-run","eyJwaW5DUFUiOmZhbHNlfQ=="]}\n'
+    b'{"command":"reload","args":["--dry-run","Zh=="]}\n')
 put("admin", "reply-ok", b'{"ok":true,"result":{"version":"0.1.0"}}\n')
 put("admin", "reply-error", b'{"ok":false,"error":"no such command"}\n')
 

@@ -16,7 +16,8 @@ import tap  # noqa: E402
 from daemon import Daemon  # noqa: E402
 
 MAX_CONNS = 16          # SERVER_MAX_ADMIN_CONNS, topoawared(8)
-MAX_LINE = 64 * 1024    # ADMINPROTO_MAX_LINE, topoawared(8)
+# ADMINPROTO_MAX_LINE, topoawared(8): a 1 MiB config in base64 and 64 KiB.
+MAX_LINE = (1024 * 1024 + 2) // 3 * 4 + 64 * 1024
 
 
 def cpulist(text):

@@ -255,7 +255,8 @@ def test_admin_request_at_eof_answered():
         # not: an error answer, not silence.
         for tail, eof in ((b"", True), (b"\n", True), (b"\n", False)):
             s = admin_connect(d)
-            s.sendall(b'{"command":"status","args":["' + b"x" * 70000 +
+            # ADMINPROTO_MAX_LINE: a 1 MiB config in base64 and 64 KiB.
+            s.sendall(b'{"command":"status","args":["' + b"x" * 1500000 +
                       b'"]}' + tail)
             if eof:
                 s.shutdown(socket.SHUT_WR)

@@ -327,9 +327,10 @@ Test(adminproto, endless_line_is_not_buffered)
 
 	memset(chunk, 'x', sizeof chunk);
 	adminproto_init(&ap);
-	for (i = 0; i < 1000; i++) {
+	for (i = 0; i < ADMINPROTO_MAX_LINE / 1000 + 1000; i++) {
 		feed_all(&ap, &seen, chunk, sizeof chunk);
 		cr_assert_leq(ap.len, ADMINPROTO_MAX_LINE);
+		cr_assert_leq(ap.size, ADMINPROTO_MAX_LINE);
 	}
 	cr_assert_eq(seen.n, 1);
 	cr_assert_eq(seen.events[0][0], '!');
@@ -371,7 +372,7 @@ Test(adminproto, last_line_at_eof)
 
 	/* The rest of an over-long line was answered when it grew too long. */
 	memset(chunk, 'x', sizeof chunk);
-	for (i = 0; i < 100; i++)
+	for (i = 0; i < ADMINPROTO_MAX_LINE / 1000 + 100; i++)
 		feed_all(&ap, &seen, chunk, sizeof chunk);
 	cr_assert_eq(seen.n, 1);
 	cr_assert(adminproto_partial(&ap));
@@ -503,4 +504,87 @@ Test(adminproto, client_side)
 	cr_assert_eq(adminproto_parse_reply("nope\n", 5, &result, &error),
 	    -EBADMSG);
 	free(error);
+}
+
+/* Bytes as an argument: base64 as RFC 4648 gives it, one text per bytes. */
+Test(adminproto, base64)
+{
+	static const char *const v[][2] = {
+		{ "", "" }, { "f", "Zg==" }, { "fo", "Zm8=" },
+		{ "foo", "Zm9v" }, { "foob", "Zm9vYg==" },
+		{ "fooba", "Zm9vYmE=" }, { "foobar", "Zm9vYmFy" }
+	};
+	static const char *const bad[] = {
+		"Zg=", "Zh==", "Zm9=", "Z===", "====", "=Zg=", "Zg==Zg==",
+		"Zm9v!A==", "Zm 9", "Zm9v\n"
+	};
+	unsigned char	 all[256];
+	char		*text, *out;
+	size_t		 i, len;
+
+	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+		text = adminproto_b64(v[i][0], strlen(v[i][0]));
+		cr_assert_str_eq(text, v[i][1]);
+		cr_assert_eq(adminproto_unb64(text, strlen(text), &out, &len),
+		    0, "%s", text);
+		cr_assert_eq(len, strlen(v[i][0]));
+		cr_assert_str_eq(out, v[i][0]);
+		free(out);
+		free(text);
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cr_assert_eq(adminproto_unb64(bad[i], strlen(bad[i]), &out,
+		    &len), -EINVAL, "\"%s\" taken", bad[i]);
+		cr_assert_null(out);
+	}
+	/* Every byte value, at every length modulo 3. */
+	for (i = 0; i < sizeof all; i++)
+		all[i] = (unsigned char)(255 - i);
+	for (i = 253; i <= sizeof all; i++) {
+		text = adminproto_b64(all, i);
+		cr_assert_eq(strlen(text), ADMINPROTO_B64_LEN(i));
+		cr_assert_eq(adminproto_unb64(text, strlen(text), &out, &len),
+		    0);
+		cr_assert_eq(len, i);
+		cr_assert_eq(memcmp(out, all, i), 0);
+		free(out);
+		free(text);
+	}
+}
+
+/* A config as large as a config file may be fits in one request line. */
+Test(adminproto, a_whole_config_fits)
+{
+	struct adminproto	 ap;
+	struct seen		 seen = { .n = 0 };
+	const char		*args[2] = { "--dry-run", NULL };
+	char			*config, *req, *expect;
+	size_t			 off, n;
+
+	/* Whatever the bytes, base64 makes 4 of 3. */
+	config = xmalloc(ADMINPROTO_MAX_CONFIG);
+	memset(config, '\n', ADMINPROTO_MAX_CONFIG);
+	args[1] = adminproto_b64(config, ADMINPROTO_MAX_CONFIG);
+	req = adminproto_request("reload", args, 2);
+	cr_assert_not_null(req);
+	cr_assert_leq(strlen(req) - 1, ADMINPROTO_MAX_LINE);
+	cr_assert_geq(ADMINPROTO_MAX_LINE - (strlen(req) - 1), 32 * 1024,
+	    "room for the rest of the request");
+	/* As a socket gives it: in pieces, buffered up to the cap. */
+	adminproto_init(&ap);
+	for (off = 0; off < strlen(req); off += n) {
+		n = strlen(req) - off < 65536 ? strlen(req) - off : 65536;
+		feed_all(&ap, &seen, req + off, n);
+		if (off + n < strlen(req))
+			cr_assert_leq(ap.size, ADMINPROTO_MAX_LINE);
+	}
+	cr_assert_eq(seen.n, 1);
+	xasprintf(&expect, "reload|--dry-run|%s", args[1]);
+	cr_assert_str_eq(seen.events[0], expect);
+	seen_clear(&seen);
+	adminproto_clear(&ap);
+	free(expect);
+	free(req);
+	free((char *)args[1]);
+	free(config);
 }

@@ -1,0 +1,225 @@
+/*
+ * test_moves.c: what a reconfiguration moved (policy_moves), read before
+ * it is undone, as a dry run of a reload does: the containers whose
+ * pinning or pool changes, from where to where, and exactly what the
+ * reconfiguration committed gives; claims never move; the undo leaves the
+ * saved state text byte for byte as it was. On the recorded server with
+ * CPUs 3 and 11 reserved.
+ */
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policylib.h"
+#include "testlib.h"
+#include "xmalloc.h"
+
+#define RESERVED_3_11	"{\"reservedResources\":{\"cpu\":\"cpuset:3,11\"}}"
+
+static struct env	e;
+
+static void
+setup(void)
+{
+	env_open(&e, testlib_machine("server"), RESERVED_3_11);
+}
+
+static void
+teardown(void)
+{
+	env_close(&e);
+}
+
+TestSuite(moves, .init = setup, .fini = teardown);
+
+static void
+create(const char *id, const char *qos, long long req)
+{
+	cr_assert_eq(env_create(&e, id, qos, req, req, NULL, NULL, NULL), 0,
+	    "create %s: %s", id, e.cause);
+	env_reset(&e);
+}
+
+static struct config *
+parse(const char *text)
+{
+	struct config	*cfg;
+	char		*cause = NULL;
+
+	cr_assert_eq(config_parse(text, strlen(text), &cfg, &cause), 0, "%s",
+	    cause);
+	return (cfg);
+}
+
+/* The grants entry of key in policy_grants_json, without its key. */
+static json_t *
+grant_of(json_t *grants, const char *key)
+{
+	json_t	*o, *p;
+	size_t	 i;
+
+	json_array_foreach(grants, i, o) {
+		if (strcmp(json_string_value(json_object_get(o, "id")), key)
+		    != 0)
+			continue;
+		p = json_deep_copy(o);
+		json_object_del(p, "id");
+		return (p);
+	}
+	return (NULL);
+}
+
+/* A config that reserves one more CPU, one the shared containers use. */
+static char *
+reserve_shared(int *extra)
+{
+	const struct pinning	*p = policy_pinning(e.P, "be1");
+	char			*text;
+
+	cr_assert_not_null(p);
+	*extra = cpuset_first(&p->cpus);
+	cr_assert_geq(*extra, 0);
+	xasprintf(&text, "{\"reservedResources\":{\"cpu\":\"cpuset:3,11,%d\"}}",
+	    *extra);
+	return (text);
+}
+
+Test(moves, a_dry_reconfigure_reports_and_is_undone)
+{
+	struct config	*cfg;
+	json_t		*before, *after, *moves, *m, *from, *want;
+	char		*text, *state, *snap, *state2, *snap2;
+	const char	*id;
+	size_t		 i;
+	int		 extra, j, seen;
+
+	create("be1", "BE", -1);
+	create("bu1", "BU", 500);
+	create("g1", "G", 2000);
+	cr_assert_eq(env_claim(&e, "c1", "cpudevnuma001=2"), 0, "%s",
+	    e.cause);
+	env_reset(&e);
+	text = reserve_shared(&extra);
+	cfg = parse(text);
+	before = policy_grants_json(e.P);
+	state = policy_save_text(e.P, NULL);
+	snap = env_snapshot(&e);
+
+	cr_assert_eq(policy_reconfigure(e.P, cfg, &e.fx, &e.cause), 0, "%s",
+	    e.cause);
+	moves = policy_moves(e.P, &e.fx);
+	cr_assert_not_null(moves);
+	after = policy_grants_json(e.P);
+	/* Claims are carried first with their CPUs: they never move. */
+	cr_assert_eq(json_array_size(json_object_get(moves, "claims")), 0);
+	/* The containers the runtime is told of, and only those, each from
+	 * where it was to where it is now. */
+	cr_assert_eq(json_array_size(json_object_get(moves, "containers")),
+	    (size_t)e.fx.nupdates);
+	cr_assert_gt(e.fx.nupdates, 0);
+	json_array_foreach(json_object_get(moves, "containers"), i, m) {
+		id = json_string_value(json_object_get(m, "id"));
+		for (seen = 0, j = 0; j < e.fx.nupdates; j++)
+			seen += strcmp(e.fx.updates[j].id, id) == 0;
+		cr_assert_eq(seen, 1, "%s moved without an update", id);
+		from = grant_of(before, id);
+		want = grant_of(after, id);
+		cr_assert(json_equal(json_object_get(m, "from"), from), "%s",
+		    id);
+		cr_assert(json_equal(json_object_get(m, "to"), want), "%s", id);
+		json_decref(from);
+		json_decref(want);
+	}
+	cr_assert_null(grant_of(json_object_get(moves, "containers"), "g1"),
+	    "an exclusive container stays");
+
+	/* Undone instead of committed: the state text, byte for byte. */
+	policy_undo(e.P, &e.fx);
+	env_reset(&e);
+	state2 = policy_save_text(e.P, NULL);
+	snap2 = env_snapshot(&e);
+	cr_assert_str_eq(state2, state);
+	cr_assert_str_eq(snap2, snap);
+	free(state2);
+	free(snap2);
+
+	/* Committed, the same config gives what the dry run said. */
+	cr_assert_eq(policy_reconfigure(e.P, cfg, &e.fx, &e.cause), 0);
+	json_decref(after);
+	after = policy_grants_json(e.P);
+	json_array_foreach(json_object_get(moves, "containers"), i, m) {
+		id = json_string_value(json_object_get(m, "id"));
+		want = grant_of(after, id);
+		cr_assert(json_equal(json_object_get(m, "to"), want), "%s", id);
+		json_decref(want);
+	}
+	env_reset(&e);
+	json_decref(moves);
+	json_decref(before);
+	json_decref(after);
+	config_free(cfg);
+	free(text);
+	free(state);
+	free(snap);
+}
+
+/* Only the grants that change: a config that moves nothing reports none. */
+Test(moves, nothing_moves)
+{
+	struct config	*cfg;
+	json_t		*moves;
+
+	create("be1", "BE", -1);
+	create("g1", "G", 2000);
+	cfg = parse("{\"reservedResources\":{\"cpu\":\"cpuset:3,11\"},"
+	    "\"preferSharedCPUs\":false}");
+	cr_assert_eq(policy_reconfigure(e.P, cfg, &e.fx, &e.cause), 0);
+	moves = policy_moves(e.P, &e.fx);
+	cr_assert_eq(json_array_size(json_object_get(moves, "containers")),
+	    0);
+	cr_assert_eq(json_array_size(json_object_get(moves, "claims")), 0);
+	policy_undo(e.P, &e.fx);
+	env_reset(&e);
+	json_decref(moves);
+	config_free(cfg);
+}
+
+/* An operation that did not replace the state has nothing to compare. */
+Test(moves, none_without_a_swap)
+{
+	cr_assert_eq(env_create(&e, "be1", "BE", -1, -1, NULL, NULL, NULL),
+	    0);
+	cr_assert_null(policy_moves(e.P, &e.fx));
+	env_reset(&e);
+}
+
+/* A config that takes a claim's CPU is refused whole, leaving no trace. */
+Test(moves, a_refused_reconfigure_changes_nothing)
+{
+	const struct cpuset	*c;
+	struct config		*cfg;
+	char			*text, *state, *state2;
+
+	create("be1", "BE", -1);
+	cr_assert_eq(env_claim(&e, "c1", "cpudevnuma001=2"), 0, "%s",
+	    e.cause);
+	env_reset(&e);
+	c = policy_claim_cpus(e.P, "c1");
+	xasprintf(&text, "{\"reservedResources\":{\"cpu\":\"cpuset:%d\"}}",
+	    cpuset_first(c));
+	cfg = parse(text);
+	state = policy_save_text(e.P, NULL);
+	cr_assert_neq(policy_reconfigure(e.P, cfg, &e.fx, &e.cause), 0);
+	cr_assert_not_null(strstr(e.cause, "c1"), "%s", e.cause);
+	cr_assert_null(policy_moves(e.P, &e.fx));
+	state2 = policy_save_text(e.P, NULL);
+	cr_assert_str_eq(state2, state);
+	env_reset(&e);
+	config_free(cfg);
+	free(text);
+	free(state);
+	free(state2);
+}
