@@ -16,6 +16,24 @@ struct env {
 	char		*cause;
 };
 
+/* The config most policy suites share: CPUs 3 and 11 reserved. */
+#define ENV_RESERVED_3_11 "{\"reservedResources\":{\"cpu\":\"cpuset:3,11\"}}"
+
+/* A suite's policy on the recorded server with ENV_RESERVED_3_11:
+ * static struct env e, and its .init and .fini, env_setup and
+ * env_teardown. */
+#define ENV_SERVER_SUITE()						\
+	static struct env e;						\
+	static void env_setup(void)					\
+	{								\
+		env_open(&e, testlib_machine("server"),			\
+		    ENV_RESERVED_3_11);					\
+	}								\
+	static void env_teardown(void)					\
+	{								\
+		env_close(&e);						\
+	}
+
 /* A policy on a machine ("server") or a root folder, config JSON text. */
 void	env_open(struct env *, struct topology *, const char *config);
 void	env_close(struct env *);

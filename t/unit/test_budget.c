@@ -23,21 +23,7 @@
 #include "textbuf.h"
 #include "xmalloc.h"
 
-#define RESERVED_3_11	"{\"reservedResources\":{\"cpu\":\"cpuset:3,11\"}}"
-
-static struct env	e;
-
-static void
-setup(void)
-{
-	env_open(&e, testlib_machine("server"), RESERVED_3_11);
-}
-
-static void
-teardown(void)
-{
-	env_close(&e);
-}
+ENV_SERVER_SUITE()
 
 /* A string of n copies of c. */
 static char *
@@ -142,7 +128,7 @@ hostile(struct spec *sp, const char *id)
 	spec_make(sp, id, 32, 16, '\001', POLICY_MAX_KEPT_BYTES / 2 / 32 - 16);
 }
 
-TestSuite(budget, .init = setup, .fini = teardown);
+TestSuite(budget, .init = env_setup, .fini = env_teardown);
 
 /* What a container costs is exactly what its metadata adds to the text. */
 Test(budget, cost_is_the_text)

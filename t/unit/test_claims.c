@@ -17,23 +17,9 @@
 #include "testlib.h"
 #include "xmalloc.h"
 
-#define RESERVED_3_11	"{\"reservedResources\":{\"cpu\":\"cpuset:3,11\"}}"
+ENV_SERVER_SUITE()
 
-static struct env	e;
-
-static void
-setup(void)
-{
-	env_open(&e, testlib_machine("server"), RESERVED_3_11);
-}
-
-static void
-teardown(void)
-{
-	env_close(&e);
-}
-
-TestSuite(claims, .init = setup, .fini = teardown);
+TestSuite(claims, .init = env_setup, .fini = env_teardown);
 
 static void
 assert_claim(const char *uid, const char *results, const char *want)
@@ -258,7 +244,7 @@ Test(claims, claim_and_container_with_one_id)
 	assert_claim("same", "cpudevnuma001=2", "1,57");
 	cr_assert_eq(env_create(&e, "same", "G", 2000, 2000, NULL, NULL, NULL),
 	    0, "%s", e.cause);
-	reconfigure(RESERVED_3_11, 1, NULL);
+	reconfigure(ENV_RESERVED_3_11, 1, NULL);
 	testlib_assert_set(policy_claim_cpus(e.P, "same"), "1,57");
 	cr_assert_not_null(policy_pinning(e.P, "same"));
 	cr_assert_eq(policy_ncontainers(e.P), 1);
@@ -297,7 +283,7 @@ Test(claims, result_count_is_kept)
 	int		 n, i;
 
 	assert_claim("two", "cpudevnuma001=1,cpudevnuma001=1", "1,57");
-	reconfigure(RESERVED_3_11, 1, NULL);
+	reconfigure(ENV_RESERVED_3_11, 1, NULL);
 	n = policy_claim_edits(e.P, "two", &edits);
 	cr_assert_eq(n, 2);
 	xasprintf(&want, "DRA_CPUSET_two=%s", "1,57");

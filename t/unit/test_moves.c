@@ -17,23 +17,9 @@
 #include "testlib.h"
 #include "xmalloc.h"
 
-#define RESERVED_3_11	"{\"reservedResources\":{\"cpu\":\"cpuset:3,11\"}}"
+ENV_SERVER_SUITE()
 
-static struct env	e;
-
-static void
-setup(void)
-{
-	env_open(&e, testlib_machine("server"), RESERVED_3_11);
-}
-
-static void
-teardown(void)
-{
-	env_close(&e);
-}
-
-TestSuite(moves, .init = setup, .fini = teardown);
+TestSuite(moves, .init = env_setup, .fini = env_teardown);
 
 static void
 create(const char *id, const char *qos, long long req)
