@@ -185,6 +185,9 @@ static const struct config_key config_keys[] = {
  * TopologyAwarePolicy keys we refuse by name rather than as unknown: the
  * policy's scheduling, CPU class and IRQ features, the common parts of the
  * custom resource we replace by our own keys, and memory constraints.
+ * Every key of Go's spec is here or in config_keys: from a file these are
+ * refused, from the cluster fleet_spec_config drops them with a warning,
+ * since there Go's CRD defaults write some into every object.
  */
 static const char *const config_unsupported_keys[] = {
 	"schedulingClasses",

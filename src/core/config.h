@@ -96,7 +96,7 @@ const char		*config_type_name(enum config_type);
  * "true|false" or its syntax text (caller frees). */
 char			*config_key_range(const struct config_key *);
 /* TopologyAwarePolicy keys refused as "<key>: not supported", dotted,
- * NULL-terminated. */
+ * NULL-terminated; fleet_spec_config drops the same keys with a warning. */
 const char *const	*config_unsupported(void);
 
 /*
