@@ -10,9 +10,22 @@
  *	      [-b backoff_ms] [-d body_json] [-c] [-q ms] METHOD PATH ...
  * -c cancels the first request right after starting it; -q stops the loop
  * and frees the client after ms, whatever is still pending.
+ *
+ *	  kube-probe [options] [-n events] [-w watches] [-F] watch PATH [QUERY]
+ * lists then watches PATH (-w of them at once) and prints one JSON line
+ * per callback: {"watch","event","name" or "names","resourceVersion"
+ * (the object's, or the list's), "status" (kube_watch_status after it),
+ * "error","reentered"}. It stops after -n callbacks in all, on SIGINT or
+ * SIGTERM, or on "quit" read from standard input; at the end it prints
+ * {"end":true,"watches":[status...],"kube":status} and frees the client
+ * with the watches still open. Lines read meanwhile from standard input:
+ * "get PATH" makes an ordinary request, printed {"get","status","error"};
+ * "status" prints {"watches":[...],"kube":...}; "free I" frees watch I.
+ * -F frees each watch from inside its own callback when -n is reached.
  */
 #include "autoconf.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +35,8 @@
 #include <jansson.h>
 
 #include "kube.h"
+
+#define PROBE_MAX_WATCHES	64
 
 struct probe {
 	struct event_base	*base;
@@ -37,6 +52,24 @@ struct slot {
 	size_t		 idx;
 };
 
+/* Watch mode. */
+struct wprobe {
+	struct event_base	*base;
+	struct kube		*kube;
+	struct kube_watch	*w[PROBE_MAX_WATCHES];
+	int			 idx[PROBE_MAX_WATCHES];
+	int			 nwatch;
+	long			 limit;
+	long			 seen;
+	int			 free_in_cb;
+	int			 in_new;
+	int			 reentered;
+	char			 line[8192];
+	size_t			 linelen;
+};
+
+static struct wprobe	wp;
+
 static void
 done(void *arg, int status, json_t *body, const char *error)
 {
@@ -48,6 +81,183 @@ done(void *arg, int status, json_t *body, const char *error)
 	    "status", status, "body", body, "error", error));
 	if (--s->p->pending == 0)
 		event_base_loopbreak(s->p->base);
+}
+
+static void
+emit(json_t *j)
+{
+	json_dumpf(j, stdout, JSON_COMPACT);
+	putchar('\n');
+	fflush(stdout);
+	json_decref(j);
+}
+
+static json_t *
+wstatuses(void)
+{
+	json_t	*a = json_array();
+	int	 i;
+
+	for (i = 0; i < wp.nwatch; i++) {
+		json_array_append_new(a, wp.w[i] != NULL ?
+		    kube_watch_status(wp.w[i]) : json_null());
+	}
+	return (a);
+}
+
+static void
+wcb(void *arg, enum kube_watch_event ev, json_t *obj, const char *error)
+{
+	int	*idx = arg, i;
+	json_t	*out, *names, *item, *st;
+	size_t	 n;
+
+	if (wp.in_new)
+		wp.reentered++;
+	out = json_pack("{s:i, s:s, s:s?, s:i}", "watch", *idx,
+	    "event", kube_watch_event_name(ev), "error", error,
+	    "reentered", wp.reentered);
+	st = kube_watch_status(wp.w[*idx]);
+	if (ev == KUBE_WATCH_LIST) {
+		names = json_array();
+		json_array_foreach(obj, n, item) {
+			json_array_append(names, json_object_get(
+			    json_object_get(item, "metadata"), "name"));
+		}
+		json_object_set_new(out, "names", names);
+		json_object_set(out, "resourceVersion",
+		    json_object_get(st, "resourceVersion"));
+	} else if (obj != NULL) {
+		json_object_set(out, "name", json_object_get(
+		    json_object_get(obj, "metadata"), "name"));
+		json_object_set(out, "resourceVersion", json_object_get(
+		    json_object_get(obj, "metadata"), "resourceVersion"));
+		json_object_set(out, "object", obj);
+	}
+	json_object_set_new(out, "status", st);
+	emit(out);
+	if (wp.limit > 0 && ++wp.seen == wp.limit) {
+		if (wp.free_in_cb) {
+			/* Its own first (inside its callback), then the rest. */
+			kube_watch_free(wp.w[*idx]);
+			wp.w[*idx] = NULL;
+			for (i = 0; i < wp.nwatch; i++) {
+				kube_watch_free(wp.w[i]);
+				wp.w[i] = NULL;
+			}
+		}
+		/* A moment on the loop: what was freed late goes then. */
+		event_base_loopexit(wp.base, &(struct timeval){ 0, 50000 });
+	}
+}
+
+static void
+wget_done(void *arg, int status, json_t *body, const char *error)
+{
+	char	*path = arg;
+
+	emit(json_pack("{s:s, s:i, s:s?}", "get", path, "status", status,
+	    "error", error));
+	free(path);
+}
+
+static void
+wcommand(char *line)
+{
+	int	i;
+
+	if (strncmp(line, "get ", 4) == 0) {
+		kube_request(wp.kube, "GET", line + 4, NULL, wget_done,
+		    strdup(line + 4));
+	} else if (strcmp(line, "status") == 0) {
+		emit(json_pack("{s:o, s:o}", "watches", wstatuses(),
+		    "kube", kube_status(wp.kube)));
+	} else if (strncmp(line, "free ", 5) == 0) {
+		i = atoi(line + 5);
+		if (i >= 0 && i < wp.nwatch) {
+			kube_watch_free(wp.w[i]);
+			wp.w[i] = NULL;
+		}
+		emit(json_pack("{s:i}", "freed", i));
+	} else if (strcmp(line, "quit") == 0)
+		event_base_loopbreak(wp.base);
+}
+
+static void
+wstdin(evutil_socket_t fd, short events, void *arg)
+{
+	ssize_t	 n;
+	char	*nl;
+
+	n = read(fd, wp.line + wp.linelen, sizeof wp.line - 1 - wp.linelen);
+	if (n <= 0) {
+		event_del(arg);
+		return;
+	}
+	wp.linelen += (size_t)n;
+	wp.line[wp.linelen] = '\0';
+	while ((nl = strchr(wp.line, '\n')) != NULL) {
+		*nl = '\0';
+		wcommand(wp.line);
+		wp.linelen -= (size_t)(nl + 1 - wp.line);
+		memmove(wp.line, nl + 1, wp.linelen + 1);
+	}
+	if (wp.linelen == sizeof wp.line - 1)
+		wp.linelen = 0;
+}
+
+static void
+wsignal(evutil_socket_t fd, short events, void *arg)
+{
+	event_base_loopbreak(wp.base);
+}
+
+static int
+watch_main(const struct kube_opts *opts, int nwatch, const char *path,
+    const char *query)
+{
+	struct event	*in, *sigint, *sigterm;
+	char		*cause = NULL;
+	int		 i;
+
+	if ((wp.base = event_base_new()) == NULL)
+		return (1);
+	if (kube_new(wp.base, opts, &wp.kube, &cause) != 0) {
+		fprintf(stderr, "kube-probe: %s\n", cause);
+		free(cause);
+		event_base_free(wp.base);
+		return (1);
+	}
+	wp.nwatch = nwatch;
+	for (i = 0; i < nwatch; i++) {
+		wp.idx[i] = i;
+		wp.in_new = 1;
+		wp.w[i] = kube_watch_new(wp.kube, path, query, wcb, &wp.idx[i]);
+		wp.in_new = 0;
+		if (wp.w[i] == NULL) {
+			fprintf(stderr, "kube-probe: bad path %s\n", path);
+			return (1);
+		}
+	}
+	in = event_new(wp.base, 0, EV_READ | EV_PERSIST, wstdin,
+	    event_self_cbarg());
+	sigint = evsignal_new(wp.base, SIGINT, wsignal, NULL);
+	sigterm = evsignal_new(wp.base, SIGTERM, wsignal, NULL);
+	if (in == NULL || sigint == NULL || sigterm == NULL)
+		return (1);
+	event_add(in, NULL);
+	event_add(sigint, NULL);
+	event_add(sigterm, NULL);
+	event_base_dispatch(wp.base);
+	emit(json_pack("{s:b, s:o, s:o}", "end", 1, "watches", wstatuses(),
+	    "kube", kube_status(wp.kube)));
+	/* The watches left go with the client. */
+	kube_free(wp.kube);
+	event_free(in);
+	event_free(sigint);
+	event_free(sigterm);
+	event_base_free(wp.base);
+	return (0);
 }
 
 static void
@@ -79,9 +289,9 @@ main(int argc, char **argv)
 	json_t			*body = NULL, *out;
 	json_error_t		 jerr;
 	char			*cause = NULL;
-	int			 ch, cancel = 0, n, i, quit_ms = 0;
+	int			 ch, cancel = 0, n, i, quit_ms = 0, nwatch = 1;
 
-	while ((ch = getopt(argc, argv, "k:t:r:b:d:cq:")) != -1) {
+	while ((ch = getopt(argc, argv, "k:t:r:b:d:cq:n:w:F")) != -1) {
 		switch (ch) {
 		case 'k':
 			opts.kubeconfig = optarg;
@@ -108,12 +318,28 @@ main(int argc, char **argv)
 		case 'q':
 			quit_ms = atoi(optarg);
 			break;
+		case 'n':
+			wp.limit = atol(optarg);
+			break;
+		case 'w':
+			nwatch = atoi(optarg);
+			if (nwatch < 1 || nwatch > PROBE_MAX_WATCHES)
+				goto usage;
+			break;
+		case 'F':
+			wp.free_in_cb = 1;
+			break;
 		default:
 			goto usage;
 		}
 	}
 	argc -= optind;
 	argv += optind;
+	if (argc >= 2 && argc <= 3 && strcmp(argv[0], "watch") == 0) {
+		json_decref(body);
+		return (watch_main(&opts, nwatch, argv[1],
+		    argc == 3 ? argv[2] : NULL));
+	}
 	if (argc == 0 || argc % 2 != 0)
 		goto usage;
 	n = argc / 2;
@@ -177,7 +403,9 @@ main(int argc, char **argv)
 usage:
 	fprintf(stderr, "usage: kube-probe [-k kubeconfig] [-t timeout_ms] "
 	    "[-r retries] [-b backoff_ms] [-d body] [-c] [-q ms] "
-	    "METHOD PATH ...\n");
+	    "METHOD PATH ...\n"
+	    "       kube-probe [options] [-n events] [-w watches] [-F] "
+	    "watch PATH [QUERY]\n");
 	json_decref(body);
 	return (2);
 }

@@ -5,13 +5,12 @@
  * happened), one easy handle per attempt, a timeout per attempt, retries
  * with doubling backoff for transport errors, 5xx and 429, answers capped
  * and parsed as JSON, and the failures kept for status and metrics.
+ * Watches (kubewatch.c) stream on a multi handle of their own.
  *
  * Name lookups must not block the loop: Debian's libcurl uses its threaded
  * resolver (checked at start), and the API server is usually an address.
  */
 #include "autoconf.h"
-
-#include <sys/queue.h>
 
 #include <errno.h>
 #include <stdint.h>
@@ -25,6 +24,7 @@
 #include <jansson.h>
 
 #include "kube.h"
+#include "kube_priv.h"
 #include "log.h"
 #include "metrics.h"
 #include "xmalloc.h"
@@ -52,39 +52,22 @@ struct kube_request {
 	int				 status;
 	char				*error;
 };
-TAILQ_HEAD(kube_requests, kube_request);
 
 struct kube_sock {
-	struct kube	*kube;
-	curl_socket_t	 fd;
-	struct event	 ev;
-	LIST_ENTRY(kube_sock) entry;
-};
-LIST_HEAD(kube_socks, kube_sock);
-
-struct kube {
-	struct event_base	*base;
-	struct kube_config	*cfg;
-	struct kube_opts	 opts;
-	CURLM			*multi;
-	struct event		 timer;
-	struct kube_requests	 requests;
-	struct kube_socks	 socks;
-
-	unsigned long long	 nrequests;
-	unsigned long long	 nfailures;
-	char			*last_error;
+	struct kube_multi	*km;
+	curl_socket_t		 fd;
+	struct event		 ev;
+	LIST_ENTRY(kube_sock)	 entry;
 };
 
 static void	kube_start_attempt(struct kube_request *);
-static void	kube_check_done(struct kube *);
 
 /*
  * A failure is an attempt the API server did not answer usefully: no
  * answer, 5xx, 429, too large, not JSON. Other 4xx are verdicts the
  * caller acts on, not trouble with the server.
  */
-static void
+void
 kube_note_failure(struct kube *k, const char *what)
 {
 	k->nfailures++;
@@ -97,7 +80,7 @@ static void
 kube_request_free(struct kube_request *r)
 {
 	if (r->easy != NULL) {
-		curl_multi_remove_handle(r->kube->multi, r->easy);
+		curl_multi_remove_handle(r->kube->req.multi, r->easy);
 		curl_easy_cleanup(r->easy);
 	}
 	curl_slist_free_all(r->headers);
@@ -209,11 +192,11 @@ kube_attempt_done(struct kube_request *r, CURLcode rc)
 	struct kube	*k = r->kube;
 	struct timeval	 tv;
 	long		 code = 0;
-	int		 retry = 0, delay, i;
+	int		 retry = 0, delay;
 	char		*msg, *what;
 
 	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
-	curl_multi_remove_handle(k->multi, r->easy);
+	curl_multi_remove_handle(k->req.multi, r->easy);
 	curl_easy_cleanup(r->easy);
 	r->easy = NULL;
 	curl_slist_free_all(r->headers);
@@ -248,11 +231,7 @@ kube_attempt_done(struct kube_request *r, CURLcode rc)
 	if (r->error != NULL && (r->status == 0 || retry))
 		kube_note_failure(k, r->error);
 	if (retry && r->attempt <= k->opts.retries) {
-		delay = k->opts.backoff_ms;
-		for (i = 1; i < r->attempt && delay < KUBE_MAX_BACKOFF_MS; i++)
-			delay *= 2;
-		if (delay > KUBE_MAX_BACKOFF_MS)
-			delay = KUBE_MAX_BACKOFF_MS;
+		delay = kube_backoff(k, r->attempt);
 		what = log_escape(r->error, 300);
 		log_debug("kube: %s; attempt %d again in %d ms", what,
 		    r->attempt + 1, delay);
@@ -265,20 +244,48 @@ kube_attempt_done(struct kube_request *r, CURLcode rc)
 	kube_finish(r);
 }
 
-static void
-kube_check_done(struct kube *k)
+int
+kube_backoff(const struct kube *k, int n)
 {
-	CURLMsg			*m;
-	struct kube_request	*r;
-	int			 left;
+	int	delay, i;
 
-	while ((m = curl_multi_info_read(k->multi, &left)) != NULL) {
+	delay = k->opts.backoff_ms;
+	for (i = 1; i < n && delay < KUBE_MAX_BACKOFF_MS; i++)
+		delay *= 2;
+	return (delay > KUBE_MAX_BACKOFF_MS ? KUBE_MAX_BACKOFF_MS : delay);
+}
+
+static void
+kube_request_done(struct kube *k, CURL *easy, CURLcode rc)
+{
+	struct kube_request	*r = NULL;
+
+	curl_easy_getinfo(easy, CURLINFO_PRIVATE, &r);
+	if (r != NULL)
+		kube_attempt_done(r, rc);
+}
+
+/* Runs curl for one socket or its timer, then what finished. */
+static void
+kube_multi_action(struct kube_multi *km, curl_socket_t fd, int flags)
+{
+	struct kube	*k = km->kube;
+	CURLMsg		*m;
+	CURL		*easy;
+	CURLcode	 rc;
+	int		 running, left;
+
+	k->busy++;
+	curl_multi_socket_action(km->multi, fd, flags, &running);
+	k->busy--;
+	if (km->after != NULL)
+		km->after(k);
+	while ((m = curl_multi_info_read(km->multi, &left)) != NULL) {
 		if (m->msg != CURLMSG_DONE)
 			continue;
-		r = NULL;
-		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &r);
-		if (r != NULL)
-			kube_attempt_done(r, m->data.result);
+		easy = m->easy_handle;
+		rc = m->data.result;
+		km->done(k, easy, rc);
 	}
 }
 
@@ -286,25 +293,19 @@ static void
 kube_sock_cb(evutil_socket_t fd, short events, void *arg)
 {
 	struct kube_sock	*s = arg;
-	struct kube		*k = s->kube;
-	int			 flags = 0, running;
+	int			 flags = 0;
 
 	if (events & EV_READ)
 		flags |= CURL_CSELECT_IN;
 	if (events & EV_WRITE)
 		flags |= CURL_CSELECT_OUT;
-	curl_multi_socket_action(k->multi, fd, flags, &running);
-	kube_check_done(k);
+	kube_multi_action(s->km, fd, flags);
 }
 
 static void
 kube_curl_timer_cb(evutil_socket_t fd, short events, void *arg)
 {
-	struct kube	*k = arg;
-	int		 running;
-
-	curl_multi_socket_action(k->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	kube_check_done(k);
+	kube_multi_action(arg, CURL_SOCKET_TIMEOUT, 0);
 }
 
 /* curl's CURLMOPT_SOCKETFUNCTION: watch fd for what, or stop watching. */
@@ -312,14 +313,14 @@ static int
 kube_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp,
     void *sockp)
 {
-	struct kube		*k = userp;
+	struct kube_multi	*km = userp;
 	struct kube_sock	*s = sockp;
 	short			 ev = EV_PERSIST;
 
 	if (what == CURL_POLL_REMOVE) {
 		if (s != NULL) {
 			event_del(&s->ev);
-			curl_multi_assign(k->multi, fd, NULL);
+			curl_multi_assign(km->multi, fd, NULL);
 			LIST_REMOVE(s, entry);
 			free(s);
 		}
@@ -327,17 +328,17 @@ kube_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp,
 	}
 	if (s == NULL) {
 		s = xcalloc(1, sizeof *s);
-		s->kube = k;
+		s->km = km;
 		s->fd = fd;
-		LIST_INSERT_HEAD(&k->socks, s, entry);
-		curl_multi_assign(k->multi, fd, s);
+		LIST_INSERT_HEAD(&km->socks, s, entry);
+		curl_multi_assign(km->multi, fd, s);
 	} else
 		event_del(&s->ev);
 	if (what == CURL_POLL_IN || what == CURL_POLL_INOUT)
 		ev |= EV_READ;
 	if (what == CURL_POLL_OUT || what == CURL_POLL_INOUT)
 		ev |= EV_WRITE;
-	event_assign(&s->ev, k->base, fd, ev, kube_sock_cb, s);
+	event_assign(&s->ev, km->kube->base, fd, ev, kube_sock_cb, s);
 	event_add(&s->ev, NULL);
 	return (0);
 }
@@ -346,16 +347,16 @@ kube_curl_socket(CURL *easy, curl_socket_t fd, int what, void *userp,
 static int
 kube_curl_timer(CURLM *multi, long timeout_ms, void *userp)
 {
-	struct kube	*k = userp;
-	struct timeval	 tv;
+	struct kube_multi	*km = userp;
+	struct timeval		 tv;
 
 	if (timeout_ms < 0) {
-		evtimer_del(&k->timer);
+		evtimer_del(&km->timer);
 		return (0);
 	}
 	tv.tv_sec = timeout_ms / 1000;
 	tv.tv_usec = (timeout_ms % 1000) * 1000;
-	evtimer_add(&k->timer, &tv);
+	evtimer_add(&km->timer, &tv);
 	return (0);
 }
 
@@ -404,14 +405,16 @@ kube_blob(CURL *e, CURLoption opt, const char *file, const char *data,
 	return (0);
 }
 
-static int
-kube_setup_easy(struct kube_request *r, char **cause)
+int
+kube_easy_new(struct kube *k, const char *url, struct curl_slist **headers,
+    char *errbuf, CURL **out, char **cause)
 {
-	struct kube_config	*cfg = r->kube->cfg;
+	struct kube_config	*cfg = k->cfg;
 	CURL			*e;
 	char			*token = NULL, *h;
-	int			 error, timeout;
+	int			 error;
 
+	*out = NULL;
 	if ((error = kube_config_token(cfg, &token, cause)) != 0)
 		return (error);
 	if ((e = curl_easy_init()) == NULL) {
@@ -419,26 +422,18 @@ kube_setup_easy(struct kube_request *r, char **cause)
 		xasprintf(cause, "cannot make a curl handle");
 		return (-ENOMEM);
 	}
-	r->easy = e;
-	r->headers = curl_slist_append(r->headers, "Accept: application/json");
-	r->headers = curl_slist_append(r->headers, "Expect:");
-	if (r->body != NULL) {
-		r->headers = curl_slist_append(r->headers,
-		    strcmp(r->method, "PATCH") == 0 ?
-		    "Content-Type: application/merge-patch+json" :
-		    "Content-Type: application/json");
-	}
+	*out = e;
+	*headers = curl_slist_append(*headers, "Accept: application/json");
+	*headers = curl_slist_append(*headers, "Expect:");
 	if (token != NULL) {
 		xasprintf(&h, "Authorization: Bearer %s", token);
-		r->headers = curl_slist_append(r->headers, h);
+		*headers = curl_slist_append(*headers, h);
 		explicit_bzero(h, strlen(h));
 		explicit_bzero(token, strlen(token));
 		free(h);
 		free(token);
 	}
-	timeout = r->kube->opts.timeout_ms;
-	curl_easy_setopt(e, CURLOPT_URL, r->url);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(e, CURLOPT_URL, url);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 #if LIBCURL_VERSION_NUM >= 0x075500
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -447,26 +442,12 @@ kube_setup_easy(struct kube_request *r, char **cause)
 	    (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->headers);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, *headers);
 	curl_easy_setopt(e, CURLOPT_USERAGENT, PACKAGE_NAME "/"
 	    PACKAGE_VERSION);
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, r->errbuf);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, kube_write);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)timeout);
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)timeout);
-	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
-	    (curl_off_t)KUBE_MAX_BODY);
-	if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "POST") != 0)
-		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
-	if (r->body != NULL) {
-		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE,
-		    (long)strlen(r->body));
-		curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
-	} else if (strcmp(r->method, "POST") == 0) {
-		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L);
-		curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
-	}
+	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+	    (long)k->opts.timeout_ms);
 
 	if (cfg->insecure) {
 		curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
@@ -491,6 +472,42 @@ kube_setup_easy(struct kube_request *r, char **cause)
 	return (0);
 }
 
+static int
+kube_setup_easy(struct kube_request *r, char **cause)
+{
+	CURL	*e;
+	int	 error;
+
+	if (r->body != NULL) {
+		r->headers = curl_slist_append(r->headers,
+		    strcmp(r->method, "PATCH") == 0 ?
+		    "Content-Type: application/merge-patch+json" :
+		    "Content-Type: application/json");
+	}
+	error = kube_easy_new(r->kube, r->url, &r->headers, r->errbuf, &e,
+	    cause);
+	r->easy = e;
+	if (error != 0)
+		return (error);
+	curl_easy_setopt(e, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, kube_write);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)r->kube->opts.timeout_ms);
+	curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE,
+	    (curl_off_t)KUBE_MAX_BODY);
+	if (strcmp(r->method, "GET") != 0 && strcmp(r->method, "POST") != 0)
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r->method);
+	if (r->body != NULL) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE,
+		    (long)strlen(r->body));
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, r->body);
+	} else if (strcmp(r->method, "POST") == 0) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
+	}
+	return (0);
+}
+
 static void
 kube_start_attempt(struct kube_request *r)
 {
@@ -505,6 +522,8 @@ kube_start_attempt(struct kube_request *r)
 	r->resp = NULL;
 	r->resplen = 0;
 	if (kube_setup_easy(r, &cause) != 0) {
+		curl_easy_cleanup(r->easy);
+		r->easy = NULL;
 		r->status = 0;
 		free(r->error);
 		xasprintf(&r->error, "%s %s: %s", r->method, r->url, cause);
@@ -513,7 +532,7 @@ kube_start_attempt(struct kube_request *r)
 		kube_finish(r);
 		return;
 	}
-	if ((mc = curl_multi_add_handle(k->multi, r->easy)) != CURLM_OK) {
+	if ((mc = curl_multi_add_handle(k->req.multi, r->easy)) != CURLM_OK) {
 		curl_easy_cleanup(r->easy);
 		r->easy = NULL;
 		r->status = 0;
@@ -573,6 +592,42 @@ kube_cancel(struct kube_request *r)
 	kube_request_free(r);
 }
 
+static int
+kube_multi_init(struct kube *k, struct kube_multi *km,
+    void (*done)(struct kube *, CURL *, CURLcode), void (*after)(struct kube *))
+{
+	km->kube = k;
+	km->done = done;
+	km->after = after;
+	LIST_INIT(&km->socks);
+	if ((km->multi = curl_multi_init()) == NULL)
+		return (-ENOMEM);
+	evtimer_assign(&km->timer, k->base, kube_curl_timer_cb, km);
+	curl_multi_setopt(km->multi, CURLMOPT_SOCKETFUNCTION, kube_curl_socket);
+	curl_multi_setopt(km->multi, CURLMOPT_SOCKETDATA, km);
+	curl_multi_setopt(km->multi, CURLMOPT_TIMERFUNCTION, kube_curl_timer);
+	curl_multi_setopt(km->multi, CURLMOPT_TIMERDATA, km);
+	return (0);
+}
+
+static void
+kube_multi_clear(struct kube_multi *km)
+{
+	struct kube_sock	*s;
+
+	if (km->multi == NULL)
+		return;
+	/* Sockets curl did not hand back while cleaning up go after. */
+	curl_multi_cleanup(km->multi);
+	km->multi = NULL;
+	while ((s = LIST_FIRST(&km->socks)) != NULL) {
+		event_del(&s->ev);
+		LIST_REMOVE(s, entry);
+		free(s);
+	}
+	evtimer_del(&km->timer);
+}
+
 int
 kube_new(struct event_base *base, const struct kube_opts *opts,
     struct kube **out, char **cause)
@@ -592,7 +647,7 @@ kube_new(struct event_base *base, const struct kube_opts *opts,
 	if (k->opts.backoff_ms <= 0)
 		k->opts.backoff_ms = 500;
 	TAILQ_INIT(&k->requests);
-	LIST_INIT(&k->socks);
+	TAILQ_INIT(&k->watches);
 	/* No API server, no TLS library set up: that costs megabytes. */
 	if ((error = kube_config_load(opts->kubeconfig, &k->cfg,
 	    cause)) != 0) {
@@ -605,7 +660,11 @@ kube_new(struct event_base *base, const struct kube_opts *opts,
 		xasprintf(cause, "cannot initialise libcurl");
 		return (-ENOMEM);
 	}
-	if ((k->multi = curl_multi_init()) == NULL) {
+	if (kube_multi_init(k, &k->req, kube_request_done, NULL) != 0 ||
+	    kube_multi_init(k, &k->watch, kube_watch_done,
+	    kube_watch_after) != 0) {
+		kube_multi_clear(&k->req);
+		kube_multi_clear(&k->watch);
 		kube_config_free(k->cfg);
 		free(k);
 		curl_global_cleanup();
@@ -616,14 +675,9 @@ kube_new(struct event_base *base, const struct kube_opts *opts,
 	if ((ver->features & CURL_VERSION_ASYNCHDNS) == 0)
 		log_warn("kube: libcurl %s resolves names synchronously; "
 		    "give the API server as an address", ver->version);
-	evtimer_assign(&k->timer, base, kube_curl_timer_cb, k);
-	curl_multi_setopt(k->multi, CURLMOPT_SOCKETFUNCTION, kube_curl_socket);
-	curl_multi_setopt(k->multi, CURLMOPT_SOCKETDATA, k);
-	curl_multi_setopt(k->multi, CURLMOPT_TIMERFUNCTION, kube_curl_timer);
-	curl_multi_setopt(k->multi, CURLMOPT_TIMERDATA, k);
 	/* Many claims read at once queue rather than open as many
 	 * connections; over HTTP/2 they share one anyway. */
-	curl_multi_setopt(k->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+	curl_multi_setopt(k->req.multi, CURLMOPT_MAX_HOST_CONNECTIONS,
 	    (long)KUBE_MAX_CONNECTIONS);
 	*out = k;
 	return (0);
@@ -633,22 +687,17 @@ void
 kube_free(struct kube *k)
 {
 	struct kube_request	*r;
-	struct kube_sock	*s;
 
 	if (k == NULL)
 		return;
+	/* Watches first: their lists are requests. */
+	kube_watch_free_all(k);
 	while ((r = TAILQ_FIRST(&k->requests)) != NULL) {
 		TAILQ_REMOVE(&k->requests, r, entry);
 		kube_request_free(r);
 	}
-	/* Sockets curl did not hand back while cleaning up are dropped after. */
-	curl_multi_cleanup(k->multi);
-	while ((s = LIST_FIRST(&k->socks)) != NULL) {
-		event_del(&s->ev);
-		LIST_REMOVE(s, entry);
-		free(s);
-	}
-	evtimer_del(&k->timer);
+	kube_multi_clear(&k->req);
+	kube_multi_clear(&k->watch);
 	kube_config_free(k->cfg);
 	free(k->last_error);
 	free(k);
@@ -658,10 +707,11 @@ kube_free(struct kube *k)
 json_t *
 kube_status(const struct kube *k)
 {
-	return (json_pack("{s:s, s:I, s:I, s:s?}",
+	return (json_pack("{s:s, s:I, s:I, s:i, s:s?}",
 	    "server", k->cfg->server,
 	    "requests", (json_int_t)k->nrequests,
 	    "failures", (json_int_t)k->nfailures,
+	    "watches", kube_watch_count(k),
 	    "lastError", k->last_error));
 }
 

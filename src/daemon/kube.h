@@ -45,8 +45,47 @@ void	kube_cancel(struct kube_request *);
  * 3986's unreserved characters (caller frees). */
 char	*kube_escape(const char *);
 
-/* {"server","requests","failures","lastError"} for status. */
+/* {"server","requests","failures","watches","lastError"} for status. */
 json_t	*kube_status(const struct kube *);
+
+/*
+ * List-then-watch of one collection (kubewatch.c): the collection is
+ * listed, then watched from the list's resourceVersion, streaming, each
+ * event handed over as soon as it is decoded. A stream that ends is
+ * watched again from the last resourceVersion seen (bookmarks included);
+ * a failure is reported and retried after the backoff of kube_opts,
+ * doubling up to KUBE_MAX_BACKOFF_MS and reset by a good event; 410 Gone
+ * lists again. Watches have connections of their own: they never hold
+ * the KUBE_MAX_CONNECTIONS slots of requests.
+ */
+struct kube_watch;
+
+enum kube_watch_event {
+	KUBE_WATCH_LIST,	/* obj: JSON array of every item, after each (re)list */
+	KUBE_WATCH_ADDED,	/* obj: the object */
+	KUBE_WATCH_MODIFIED,
+	KUBE_WATCH_DELETED,	/* obj: the object as it was last */
+	KUBE_WATCH_ERROR	/* obj NULL; error says why; the watch retries by itself */
+};
+
+/* Called on the loop, never from inside kube_watch_new; obj and error are
+ * borrowed for the call. kube_watch_free may be called from here (of any
+ * watch), kube_free may not. */
+typedef void	(*kube_watch_cb)(void *arg, enum kube_watch_event, json_t *obj,
+		    const char *error);
+
+/* List, then watch, the collection at path ("/api/v1/nodes"); query NULL or extra
+ * query parameters, already escaped by the caller ("fieldSelector=metadata.name%3Dnode-a").
+ * NULL when path does not start with '/'. kube_free frees the watches
+ * left, without calling them back. */
+struct kube_watch *kube_watch_new(struct kube *, const char *path, const char *query,
+	    kube_watch_cb, void *arg);
+void	kube_watch_free(struct kube_watch *);
+/* {"path","resourceVersion","listed":bool,"watching":bool,"relists","reconnects","events","lastError"}
+ * and "query", "bookmarks" (caller frees). */
+json_t	*kube_watch_status(const struct kube_watch *);
+/* "LIST", "ADDED", ... */
+const char *kube_watch_event_name(enum kube_watch_event);
 
 /* Bodies larger than this are refused (SPEC R-BAD). */
 #define KUBE_MAX_BODY		(16 * 1024 * 1024)
@@ -54,6 +93,10 @@ json_t	*kube_status(const struct kube *);
 #define KUBE_MAX_CONNECTIONS	16
 /* The longest wait between attempts. */
 #define KUBE_MAX_BACKOFF_MS	30000
+/* A watch asks the server to end its stream after this many seconds and
+ * up to as many again, drawn at random so that the nodes of a cluster do
+ * not all come back at once. */
+#define KUBE_WATCH_SECONDS	300
 
 /*
  * Where and how to reach the API server, from a kubeconfig or from the

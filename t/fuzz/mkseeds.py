@@ -388,3 +388,29 @@ put("pbcheck", "dra-nul-uid", bytes([11]) + lfield(1, lfield(1, "n") + lfield(2,
 put("pbcheck", "reg-getinfo", b"\x0f")
 put("pbcheck", "reg-registered", b"\x10" + vfield(1, 1))
 put("pbcheck", "ttrpc-request", b"\x00" + req)
+
+# Watch streams: events one per line, cut into pieces at NUL bytes (how
+# fuzz-watchev.c feeds them), an ERROR 410, and malformed events.
+def watch_event(t, obj):
+    return json.dumps({"type": t, "object": obj}).encode() + b"\n"
+
+
+node = {"apiVersion": "v1", "kind": "Node", "metadata": {
+    "name": "node-a", "uid": "u", "resourceVersion": "101", "labels": {"a": "b"}}}
+tap = {"apiVersion": "config.nri/v1alpha1", "kind": "TopologyAwarePolicy",
+       "metadata": {"name": "p", "namespace": "ns", "resourceVersion": "7", "generation": 2},
+       "spec": {"reservedResources": {"cpu": "750m"}, "x": ["}{", "\"\\"]}}
+added, modified = watch_event("ADDED", node), watch_event("MODIFIED", tap)
+put("watchev", "stream", added + modified +
+    watch_event("BOOKMARK", {"kind": "Node", "metadata": {"resourceVersion": "200"}}) +
+    watch_event("DELETED", node))
+put("watchev", "pieces", added[:20] + b"\0" + added[20:] + b"\0\0" + modified[:-5] + b"\0" +
+    modified[-5:])
+put("watchev", "gone", watch_event("ERROR", {
+    "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+    "message": "too old resource version: 5 (9)", "reason": "Expired", "code": 410}))
+put("watchev", "not-json", b'{"type": MODIFIED, "object": {}}\n')
+put("watchev", "unknown-type", b'{"type":"NOPE","object":{}}\n')
+put("watchev", "no-rv", b'{"type":"ADDED","object":{"metadata":{}}}\n')
+put("watchev", "array", b"  \r\n\t[1]")
+put("watchev", "no-newlines", modified.strip() + added.strip())

@@ -1,13 +1,24 @@
 """A fake Kubernetes API server for the tests (protocols.md section 7).
 
 It serves ResourceClaims and Nodes from fixtures, keeps ResourceSlices and
-NodeResourceTopologies the client creates, updates and deletes, checks
+NodeResourceTopologies the client creates, updates and deletes, serves
+TopologyAwarePolicies the tests set (with their status subresource, which
+clients merge-patch), checks
 their shape the way the real server's validation would (a malformed object
 gets 422 and a Status body), keeps resourceVersion and answers 404 and 409
 like the real one. Tests can make it fail (fail_next), hang until released
 (hang), answer slowly (delay) or with any bytes (raw_next, or raw_get for
 the GETs of one path), serve https with client certificates (tls), and read
 every request it saw (recorded).
+
+Nodes and TopologyAwarePolicies can be listed (with a resourceVersion,
+fieldSelector metadata.name=X and a simple labelSelector key=value) and
+watched: GET ...?watch=1&resourceVersion=RV streams, chunked, the events
+after RV from the collection's event log, then new ones as they happen,
+until timeoutSeconds, break_watches() or stop(); with allowWatchBookmarks,
+a BOOKMARK now and then (bookmark_interval, or send_bookmarks()). Watch
+tests can expire old resourceVersions (410, as after a compaction) and
+garble or oversize the next event.
 
     api = FakeApiServer(token="secret")
     api.start()            # port 0: the kernel chooses; see api.url
@@ -31,6 +42,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 RESOURCE = "/apis/resource.k8s.io/v1"
+POLICY = "/apis/config.nri/v1alpha1"
 NRT = "/apis/topology.node.k8s.io/v1alpha2/noderesourcetopologies"
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -69,6 +81,47 @@ def status(code, reason, message, **details):
             "status": "Success" if code < 300 else "Failure",
             "message": message, "reason": reason, "details": details,
             "code": code}
+
+
+def merge_patch(target, patch):
+    """RFC 7386: patch applied to target (neither is changed)."""
+    if not isinstance(patch, dict):
+        return json.loads(json.dumps(patch))
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
+
+
+def _selected(obj, query):
+    """Whether obj passes the fieldSelector and labelSelector of a query
+    (terms k=v or k==v, comma-separated)."""
+    def terms(key):
+        out = []
+        for sel in query.get(key, []):
+            for term in sel.split(","):
+                if not term:
+                    continue
+                k, _, v = term.partition("=")
+                out.append((k, v[1:] if v.startswith("=") else v))
+        return out
+
+    def field(dotted):
+        o = obj
+        for part in dotted.split("."):
+            o = o.get(part) if isinstance(o, dict) else None
+        return o
+
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return (all(field(k) == v for k, v in terms("fieldSelector")) and
+            all(labels.get(k) == v for k, v in terms("labelSelector")))
+
+
+def _copy(obj):
+    return json.loads(json.dumps(obj))
 
 
 def _meta_errors(obj, api_version, kind, errs, generate=False):
@@ -320,8 +373,13 @@ class _Handler(BaseHTTPRequestHandler):
                 code, body = 400, status(400, "BadRequest",
                                          "invalid JSON: %s" % e)
             else:
+                if self.command == "GET" and _is_watch(self.path):
+                    self._watch()
+                    return
                 with api.lock:
-                    code, body = api._route(self.command, self.path, data)
+                    code, body = api._route(
+                        self.command, self.path, data,
+                        ctype=self.headers.get("Content-Type"))
         self._send(code, json.dumps(body).encode())
 
     def _send(self, code, out):
@@ -336,12 +394,133 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _dispatch
 
+    # -- watch streams ----------------------------------------------------
+
+    def _chunk(self, data):
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def _event(self, etype, obj):
+        self._chunk(json.dumps({"type": etype, "object": obj}).encode() +
+                    b"\n")
+
+    def _watch(self):
+        api = self.server.api
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        coll = api._collection(url.path)
+        if coll is None:
+            self._send(404, json.dumps(status(
+                404, "NotFound", "no watch for " + url.path)).encode())
+            return
+        rv = query.get("resourceVersion", [""])[0]
+        try:
+            rv = int(rv) if rv not in ("", "0") else None
+        except ValueError:
+            self._send(400, json.dumps(status(
+                400, "BadRequest", "invalid resourceVersion")).encode())
+            return
+        try:
+            timeout = min(float(query.get("timeoutSeconds", ["1800"])[0]),
+                          3600)
+        except ValueError:
+            timeout = 1800
+        bookmarks = query.get("allowWatchBookmarks", [""])[0] == "true"
+        self.close_connection = True
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self._stream(api, url.path, coll, query, rv, timeout, bookmarks)
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            pass
+
+    def _stream(self, api, path, coll, query, rv, timeout, bookmarks):
+        kind, api_version = coll[2], coll[3]
+        deadline = time.monotonic() + timeout
+        sid = object()
+        with api.lock:
+            if rv is not None and rv < api._expired_rv:
+                out = [("ERROR", status(
+                    410, "Expired", "too old resource version: %d (%d)"
+                    % (rv, api._expired_rv)))]
+                stop = True
+            else:
+                out, stop = [], False
+                if rv is None:
+                    out = [("ADDED", _copy(o)) for o in api._store(coll)
+                           if _selected(o, query)]
+                    rv = api._rv
+            gen = api._break_gen
+            bgen = api._bookmark_gen
+            api._streams[sid] = path
+        last_bookmark = time.monotonic()
+        try:
+            while True:
+                for etype, obj in out:
+                    if etype != "BOOKMARK" and etype != "ERROR":
+                        with api.lock:
+                            garble, api._garble = api._garble, False
+                            pad, api._oversize = api._oversize, 0
+                        if garble:
+                            # Framed right, but not JSON.
+                            self._chunk(b'{"type": %s, "object": {}}\n'
+                                        % etype.encode())
+                            return
+                        if pad:
+                            obj = _copy(obj)
+                            obj["metadata"].setdefault("annotations", {})[
+                                "test/padding"] = "x" * pad
+                            self._event(etype, obj)
+                            return
+                    self._event(etype, obj)
+                if stop:
+                    return
+                with api.lock:
+                    while True:
+                        now = time.monotonic()
+                        if (api._stopping or api._break_gen != gen or
+                                now >= deadline):
+                            return
+                        out = [(e["type"], e["obj"]) for e in api._events
+                               if e["rv"] > rv and e["coll"] == coll[0] and
+                               (coll[1] is None or e["ns"] == coll[1]) and
+                               _selected(e["obj"], query)]
+                        if api._events:
+                            rv = max(rv, api._events[-1]["rv"])
+                        if bookmarks and (
+                                bgen != api._bookmark_gen or
+                                now - last_bookmark >= api.bookmark_interval):
+                            bgen = api._bookmark_gen
+                            last_bookmark = now
+                            rv = max(rv, api._rv)
+                            out.append(("BOOKMARK", {
+                                "kind": kind, "apiVersion": api_version,
+                                "metadata": {"resourceVersion": str(rv)}}))
+                        if out:
+                            break
+                        wait = min(deadline - now, 0.5)
+                        if bookmarks:
+                            wait = min(wait, max(0.01, api.bookmark_interval -
+                                                 (now - last_bookmark)))
+                        api._cond.wait(wait)
+        finally:
+            with api.lock:
+                api._streams.pop(sid, None)
+                api._cond.notify_all()
+
 
 class _Held:
     def __init__(self, names):
         self.names = set(names)
         self.seen = threading.Event()
         self.release = threading.Event()
+
+
+def _is_watch(target):
+    return parse_qs(urlsplit(target).query).get("watch", [""])[0] in (
+        "1", "true")
 
 
 class FakeApiServer:
@@ -368,6 +547,18 @@ class FakeApiServer:
         self._httpd = None
         self._thread = None
         self._held = None
+        self.policies = {}
+        # The watchable collections' history: {"rv", "coll", "ns", "type",
+        # "obj"} in resourceVersion order.
+        self._events = []
+        self._cond = threading.Condition(self.lock)
+        self._streams = {}
+        self._break_gen = 0
+        self._bookmark_gen = 0
+        self._expired_rv = 0
+        self._garble = False
+        self._oversize = 0
+        self.bookmark_interval = 5.0
 
     # -- control --------------------------------------------------------
 
@@ -410,6 +601,12 @@ class FakeApiServer:
     def stop(self):
         self._stopping = True
         self._released.set()
+        with self.lock:
+            self._cond.notify_all()
+            # Every stream thread ends within its next wait.
+            end = time.monotonic() + 5
+            while self._streams and time.monotonic() < end:
+                self._cond.wait(0.1)
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -444,12 +641,149 @@ class FakeApiServer:
             meta["resourceVersion"] = self._next_rv()
             self.claims[(namespace, name)] = obj
 
-    def set_node(self, name, uid):
+    def set_node(self, name, uid, labels=None):
+        """Stores the Node (ADDED or MODIFIED for watches); labels None
+        keeps those it had."""
         with self.lock:
+            old = self.nodes.get(name)
+            meta = {"name": name, "uid": uid,
+                    "resourceVersion": self._next_rv()}
+            if labels is None and old is not None:
+                labels = old["metadata"].get("labels")
+            if labels is not None:
+                meta["labels"] = dict(labels)
             self.nodes[name] = {"apiVersion": "v1", "kind": "Node",
-                                "metadata": {"name": name, "uid": uid,
-                                             "resourceVersion":
-                                             self._next_rv()}}
+                                "metadata": meta}
+            self._emit("nodes", None, "ADDED" if old is None else "MODIFIED",
+                       self.nodes[name])
+
+    def set_node_labels(self, name, labels):
+        """New labels on a stored Node (MODIFIED for watches)."""
+        with self.lock:
+            obj = self.nodes[name]
+            obj["metadata"]["labels"] = dict(labels)
+            obj["metadata"]["resourceVersion"] = self._next_rv()
+            self._emit("nodes", None, "MODIFIED", obj)
+
+    # -- TopologyAwarePolicies and watches --------------------------------
+
+    def set_policy(self, namespace, name, spec):
+        """Creates (a new uid, generation 1) or updates (generation + 1
+        when the spec changes, as the real server) a TopologyAwarePolicy;
+        returns a copy."""
+        with self.lock:
+            old = self.policies.get((namespace, name))
+            if old is None:
+                obj = {"apiVersion": "config.nri/v1alpha1",
+                       "kind": "TopologyAwarePolicy",
+                       "metadata": {
+                           "name": name, "namespace": namespace,
+                           "uid": "%08x-0000-4000-8000-%012x" % (
+                               random.getrandbits(32),
+                               random.getrandbits(48)),
+                           "generation": 1,
+                           "creationTimestamp": time.strftime(
+                               "%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+                       "spec": _copy(spec)}
+            else:
+                obj = old
+                if obj.get("spec") != spec:
+                    obj["metadata"]["generation"] += 1
+                obj["spec"] = _copy(spec)
+            obj["metadata"]["resourceVersion"] = self._next_rv()
+            self.policies[(namespace, name)] = obj
+            self._emit("policies", namespace,
+                       "ADDED" if old is None else "MODIFIED", obj)
+            return _copy(obj)
+
+    def delete_policy(self, namespace, name):
+        """Deletes a TopologyAwarePolicy (DELETED for watches); whether it
+        was there."""
+        with self.lock:
+            obj = self.policies.pop((namespace, name), None)
+            if obj is None:
+                return False
+            obj["metadata"]["resourceVersion"] = self._next_rv()
+            self._emit("policies", namespace, "DELETED", obj)
+            return True
+
+    def policy(self, namespace, name):
+        """A copy of the stored TopologyAwarePolicy (status included), or
+        None."""
+        with self.lock:
+            obj = self.policies.get((namespace, name))
+            return _copy(obj) if obj is not None else None
+
+    def break_watches(self):
+        """Ends every open watch stream (the clients see its end)."""
+        with self.lock:
+            self._break_gen += 1
+            self._cond.notify_all()
+
+    def expire_watches(self):
+        """From now on, a watch from a resourceVersion older than now gets
+        a 200 stream with one ERROR event, Status code 410, then its end.
+        Open streams go on: break_watches() ends them."""
+        with self.lock:
+            self._expired_rv = int(self._next_rv())
+
+    def send_bookmarks(self):
+        """A BOOKMARK now on every watch that allows them."""
+        with self.lock:
+            self._bookmark_gen += 1
+            self._cond.notify_all()
+
+    def garble_next_event(self):
+        """The next event written to a watch is not JSON (its stream ends
+        after it); the event itself stays in the history."""
+        with self.lock:
+            self._garble = True
+
+    def oversize_next_event(self, nbytes=6 << 20):
+        """The next event written to a watch carries an annotation of
+        nbytes (its stream ends after it)."""
+        with self.lock:
+            self._oversize = nbytes
+
+    def watches(self, prefix=""):
+        """How many watch streams are open (on paths under prefix)."""
+        with self.lock:
+            return sum(1 for p in self._streams.values()
+                       if p.startswith(prefix))
+
+    def _emit(self, coll, namespace, etype, obj):
+        # Under self.lock.
+        self._events.append({"rv": int(obj["metadata"]["resourceVersion"]),
+                             "coll": coll, "ns": namespace, "type": etype,
+                             "obj": _copy(obj)})
+        self._cond.notify_all()
+
+    def _collection(self, path):
+        """(store name, namespace or None, kind, apiVersion) of a watchable
+        collection path, or None."""
+        if path == "/api/v1/nodes":
+            return ("nodes", None, "Node", "v1")
+        if path == POLICY + "/topologyawarepolicies":
+            return ("policies", None, "TopologyAwarePolicy",
+                    "config.nri/v1alpha1")
+        m = re.match(r"^%s/namespaces/([^/]+)/topologyawarepolicies$"
+                     % POLICY, path)
+        if m:
+            return ("policies", m.group(1), "TopologyAwarePolicy",
+                    "config.nri/v1alpha1")
+        return None
+
+    def _store(self, coll):
+        if coll[0] == "nodes":
+            return [self.nodes[k] for k in sorted(self.nodes)]
+        return [o for k, o in sorted(self.policies.items())
+                if coll[1] is None or k[0] == coll[1]]
+
+    def _list(self, coll, query):
+        return {"apiVersion": coll[3], "kind": coll[2] + "List",
+                "metadata": {"resourceVersion": str(self._rv)},
+                "items": [o for o in self._store(coll)
+                          if _selected(o, query)]}
 
     def fail_next(self, n, code=500):
         with self.lock:
@@ -500,9 +834,18 @@ class FakeApiServer:
         self._rv += 1
         return str(self._rv)
 
-    def _route(self, method, target, data):
+    def _route(self, method, target, data, ctype=None):
         url = urlsplit(target)
         path, query = url.path, parse_qs(url.query)
+        coll = self._collection(path)
+        if coll is not None and method == "GET":
+            return 200, self._list(coll, query)
+        m = re.match(r"^%s/namespaces/([^/]+)/topologyawarepolicies/([^/]+)"
+                     r"(/status)?$" % POLICY, path)
+        if m:
+            return self._policy_item(m.group(1), m.group(2),
+                                     m.group(3) is not None, method, data,
+                                     ctype)
         m = re.match(r"^%s/namespaces/([^/]+)/resourceclaims/([^/]+)$"
                      % RESOURCE, path)
         if m:
@@ -549,6 +892,35 @@ class FakeApiServer:
                               "NodeResourceTopology")
         return 404, status(404, "NotFound", "the server could not find "
                            "the requested resource")
+
+    def _policy_item(self, namespace, name, sub, method, data, ctype):
+        obj = self.policies.get((namespace, name))
+        if method == "GET":
+            if obj is None:
+                return self._not_found("topologyawarepolicies", name)
+            return 200, obj
+        if method != "PATCH" or not sub:
+            return 405, status(405, "MethodNotAllowed", "method not allowed")
+        if (ctype or "").split(";")[0].strip() != \
+                "application/merge-patch+json":
+            return 415, status(415, "UnsupportedMediaType",
+                               "the body of the request was in an unknown "
+                               "format - accepted media types include: "
+                               "application/merge-patch+json")
+        if obj is None:
+            return self._not_found("topologyawarepolicies", name)
+        if not isinstance(data, dict):
+            return 400, status(400, "BadRequest", "a merge patch must be "
+                               "a JSON object")
+        # The status subresource: only status changes, no new generation.
+        new = merge_patch(obj, data)
+        if new.get("status") is None:
+            obj.pop("status", None)
+        else:
+            obj["status"] = new["status"]
+        obj["metadata"]["resourceVersion"] = self._next_rv()
+        self._emit("policies", namespace, "MODIFIED", obj)
+        return 200, obj
 
     def _not_found(self, kind, name):
         return 404, status(404, "NotFound", '%s "%s" not found'
