@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "fleet.h"
+#include "k8sname.h"
 #include "utf8.h"
 #include "xmalloc.h"
 
@@ -84,33 +85,16 @@ fleet_deprecated_labels(void)
 	return (fleet_deprecated);
 }
 
-static int
-fleet_alnum(char c)
-{
-	return ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'));
-}
-
 /* Whether "group.<value>" is a DNS subdomain, as object names must be. */
 static int
 fleet_group_name_ok(const char *value)
 {
-	const char	*p;
-	char		 prev = '.';	/* what "group." ends with */
-	size_t		 len = strlen(value);
+	char	name[FLEET_NAME_MAX + 1];
+	int	n;
 
-	if (len == 0 || len > FLEET_NAME_MAX - strlen(FLEET_GROUP_PREFIX))
-		return (0);
-	for (p = value; *p != '\0'; prev = *p++) {
-		if (*p == '.') {
-			if (!fleet_alnum(prev))
-				return (0);
-		} else if (*p == '-') {
-			if (prev == '.')
-				return (0);
-		} else if (!fleet_alnum(*p))
-			return (0);
-	}
-	return (fleet_alnum(prev));
+	n = snprintf(name, sizeof name, "%s%s", FLEET_GROUP_PREFIX, value);
+	return (n > 0 && (size_t)n < sizeof name &&
+	    k8s_dns_subdomain(name, FLEET_NAME_MAX));
 }
 
 /* A label's value; NULL when absent, empty or not a string. */
@@ -176,6 +160,42 @@ fleet_ignored(const char *path)
 	for (t = config_unsupported(); *t != NULL; t++)
 		if (strcmp(*t, path) == 0)
 			return (1);
+	return (0);
+}
+
+/*
+ * The defaults Go's CRD gives its keys that we ignore: the API server
+ * writes them into every object it stores, so holding exactly one says
+ * nothing an operator chose, and is ignored without a warning.
+ */
+static const struct {
+	const char	*path;
+	const char	*json;
+} fleet_go_defaults[] = {
+	{ "agent", "{\"nodeResourceTopology\": true}" },
+	{ "controllableInterrupts", "[\"*\"]" },
+	{ "instrumentation.reportPeriod", "\"30s\"" },
+	{ "instrumentation.metrics", "{\"enabled\": [\"policy\", \"buildinfo\"]}" },
+};
+
+static int
+fleet_go_default(const char *path, const json_t *v)
+{
+	json_t	*d;
+	size_t	 i;
+	int	 same;
+
+	for (i = 0; i < sizeof fleet_go_defaults / sizeof fleet_go_defaults[0];
+	    i++) {
+		if (strcmp(fleet_go_defaults[i].path, path) != 0)
+			continue;
+		if ((d = json_loads(fleet_go_defaults[i].json,
+		    JSON_DECODE_ANY, NULL)) == NULL)
+			abort();
+		same = json_equal(d, v);
+		json_decref(d);
+		return (same);
+	}
 	return (0);
 }
 
@@ -254,8 +274,10 @@ fleet_filter(json_t *obj, const char *prefix, struct fleet_warnings *w)
 			xasprintf(&path, "%s.%s", prefix, key);
 		else
 			path = xstrdup(key);
-		if (fleet_ignored(path))
-			fleet_warn(w, path);
+		if (fleet_ignored(path)) {
+			if (!fleet_go_default(path, v))
+				fleet_warn(w, path);
+		}
 		else if (json_is_object(v) && fleet_ignored_below(path))
 			fleet_set_key(out, key, fleet_filter(v, path, w));
 		else
@@ -348,8 +370,7 @@ fleet_wrap(const char *node, json_t *entry)
 	return (patch);
 }
 
-/* RFC 3339 in UTC, as metav1.Time marshals; -1 when it cannot be. */
-static int
+int
 fleet_timestamp(time_t when, char *buf, size_t size)
 {
 	struct tm	tm;
@@ -399,4 +420,69 @@ json_t *
 fleet_status_clear(const char *node)
 {
 	return (fleet_wrap(node, json_null()));
+}
+
+char *
+fleet_kept_doc(const char *ns, const char *name, const char *uid,
+    json_int_t generation, const char *rv, time_t applied, const char *text,
+    size_t len, char *const *warnings, size_t nwarnings)
+{
+	json_t	*doc, *w;
+	char	 when[32], *out;
+	size_t	 i;
+
+	w = json_array();
+	for (i = 0; i < nwarnings; i++)
+		json_array_append_new(w, fleet_string(warnings[i]));
+	if (fleet_timestamp(applied, when, sizeof when) != 0)
+		when[0] = '\0';
+	doc = json_pack("{s:i, s:o, s:o, s:o, s:I, s:o, s:s, s:s%, s:o}",
+	    "version", FLEET_KEPT_VERSION, "namespace", fleet_string(ns),
+	    "name", fleet_string(name), "uid", uid != NULL ?
+	    fleet_string(uid) : json_null(), "generation", generation,
+	    "resourceVersion", rv != NULL ? fleet_string(rv) : json_null(),
+	    "appliedAt", when, "config", text, len, "warnings", w);
+	if (doc == NULL)
+		abort();
+	if ((out = json_dumps(doc, JSON_INDENT(1) | JSON_SORT_KEYS)) == NULL)
+		abort();
+	json_decref(doc);
+	return (out);
+}
+
+int
+fleet_kept_parse(const char *buf, size_t buflen, char **text, size_t *len,
+    json_t **meta, char **cause)
+{
+	json_error_t	 jerr;
+	json_t		*doc, *cfg, *v;
+
+	*text = NULL;
+	*len = 0;
+	*meta = NULL;
+	if ((doc = json_loadb(buf, buflen, JSON_REJECT_DUPLICATES,
+	    &jerr)) == NULL) {
+		xasprintf(cause, "not JSON: %s (line %d)", jerr.text,
+		    jerr.line);
+		return (-EINVAL);
+	}
+	v = json_object_get(doc, "version");
+	cfg = json_object_get(doc, "config");
+	if (!json_is_object(doc) || !json_is_integer(v) ||
+	    json_integer_value(v) != FLEET_KEPT_VERSION ||
+	    !json_is_string(cfg) ||
+	    !json_is_string(json_object_get(doc, "name")) ||
+	    !json_is_string(json_object_get(doc, "namespace"))) {
+		xasprintf(cause, "not a version %d document with a namespace, "
+		    "a name and a config", FLEET_KEPT_VERSION);
+		json_decref(doc);
+		return (-EINVAL);
+	}
+	*len = json_string_length(cfg);
+	*text = xmalloc(*len + 1);
+	memcpy(*text, json_string_value(cfg), *len);
+	(*text)[*len] = '\0';
+	json_object_del(doc, "config");
+	*meta = doc;
+	return (0);
 }

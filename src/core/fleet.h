@@ -69,6 +69,25 @@ json_t		*fleet_status_patch(const char *node, int ok,
 		     json_int_t generation, const char *error,
 		     char *const *warnings, size_t nwarnings, time_t when);
 
+/*
+ * The config kept from the cluster for the next start (the daemon's
+ * <state-dir>/cluster-config.json): the config bytes in force and the
+ * object they came from. fleet_kept_doc gives the document's text (caller
+ * frees); fleet_kept_parse reads it back: *text (len bytes, NUL-ended)
+ * and *meta, the document without its config. 0, or -EINVAL and why.
+ */
+#define FLEET_KEPT_VERSION	1
+char		*fleet_kept_doc(const char *ns, const char *name,
+		     const char *uid, json_int_t generation, const char *rv,
+		     time_t applied, const char *text, size_t len,
+		     char *const *warnings, size_t nwarnings);
+int		 fleet_kept_parse(const char *buf, size_t buflen, char **text,
+		     size_t *len, json_t **meta, char **cause);
+
+/* RFC 3339 in UTC, as metav1.Time marshals it ("2026-12-02T10:00:00Z");
+ * -1 when when is not within the years 0000..9999. */
+int		 fleet_timestamp(time_t when, char *buf, size_t size);
+
 /* The merge patch that removes this node's entry (new reference):
  * {"status":{"nodes":{"<node>":null}}}. */
 json_t		*fleet_status_clear(const char *node);

@@ -439,6 +439,56 @@ print_api(json_t *a)
 	free(fail);
 }
 
+/* Where the config in force came from (the file or the cluster). */
+static void
+print_config_source(json_t *c)
+{
+	json_t	*v;
+	char	*gen;
+	size_t	 i;
+
+	if (!json_is_object(c))
+		return;
+	if (strcmp(str(c, "source"), "cluster") != 0) {
+		field("config source", "file %s%s, since %s", str(c, "path"),
+		    json_is_true(json_object_get(c, "defaults")) ?
+		    " (absent: the defaults)" : "", str(c, "since"));
+		return;
+	}
+	gen = scalar(json_object_get(c, "generation"));
+	if (json_is_string(json_object_get(c, "object")))
+		field("config source", "cluster: TopologyAwarePolicy %s/%s "
+		    "generation %s, %s since %s", str(c, "namespace"),
+		    str(c, "object"), gen, strcmp(str(c, "from"), "kept") == 0 ?
+		    "kept from before the start" : "from the API server",
+		    str(c, "since"));
+	else
+		field("config source", "cluster (namespace %s): built-in "
+		    "defaults since %s, no object applied yet",
+		    str(c, "namespace"), str(c, "since"));
+	free(gen);
+	field("config group", "%s (label %s)", json_is_string(
+	    json_object_get(c, "group")) ? str(c, "group") : "none",
+	    str(c, "groupLabel"));
+	if (json_is_true(json_object_get(c, "noObject")))
+		field("config object", "none applies to node %s now; the "
+		    "config in force stays", str(c, "node"));
+	if (json_is_object(v = json_object_get(c, "refused"))) {
+		gen = scalar(json_object_get(v, "generation"));
+		field("config refused", "%s generation %s: %s",
+		    str(v, "object"), gen, str(v, "error"));
+		free(gen);
+	}
+	json_array_foreach(json_object_get(c, "warnings"), i, v)
+		field("config warning", "%s", json_is_string(v) ?
+		    json_string_value(v) : "?");
+	if (json_is_string(json_object_get(c, "keptError")))
+		field("config kept", "not saved: %s", str(c, "keptError"));
+	v = json_object_get(c, "statusPatches");
+	if (json_is_string(json_object_get(v, "lastError")))
+		field("config status", "%s", str(v, "lastError"));
+}
+
 static void
 print_status(json_t *r)
 {
@@ -453,6 +503,7 @@ print_status(json_t *r)
 	s = scalar(json_object_get(r, "configGeneration"));
 	field("config generation", "%s", s);
 	free(s);
+	print_config_source(json_object_get(r, "config"));
 
 	lr = json_object_get(r, "lastReload");
 	s = scalar(json_object_get(lr, "generation"));

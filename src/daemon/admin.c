@@ -42,6 +42,7 @@
 #include "cpumap.h"
 #include "admin.h"
 #include "check.h"
+#include "clustercfg.h"
 #include "gate.h"
 #include "log.h"
 #include "unixsock.h"
@@ -91,6 +92,9 @@ struct admin_conn {
 	/* A check answers later: its requests wait behind it. */
 	struct check		*check;
 	int			 check_over;	/* answered; free it */
+	/* So does a reload of the cluster source, read from the API. */
+	struct clustercfg_read	*reread;
+	int			 reread_over;	/* answered: go on */
 	TAILQ_ENTRY(admin_conn)	 entry;
 };
 TAILQ_HEAD(admin_conns, admin_conn);
@@ -110,6 +114,13 @@ struct admin {
 };
 
 static void	conn_process(struct admin_conn *);
+
+/* An answer is on its way later: the requests after it wait. */
+static int
+conn_waits(const struct admin_conn *c)
+{
+	return (c->check != NULL || c->reread != NULL);
+}
 
 static void
 conn_kill(struct admin_conn *c)
@@ -145,6 +156,7 @@ conn_free(struct admin_conn *c)
 		check_free(c->check);
 		a->nchecks--;
 	}
+	clustercfg_read_cancel(c->reread);
 	bufferevent_free(c->bev);
 	event_free(c->ev_timeout);
 	adminproto_clear(&c->proto);
@@ -223,7 +235,7 @@ conn_idlest(struct admin *a)
 	struct admin_conn	*c, *best = NULL;
 
 	TAILQ_FOREACH(c, &a->conns, entry) {
-		if (c->dead || c->more || c->paused || c->check != NULL ||
+		if (c->dead || c->more || c->paused || conn_waits(c) ||
 		    evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
 			continue;
 		if (best == NULL || c->active < best->active)
@@ -258,6 +270,10 @@ work_cb(evutil_socket_t fd, short what, void *arg)
 			c->check = NULL;
 			c->check_over = 0;
 			a->nchecks--;
+			if (!c->dead && !c->paused)
+				conn_process(c);
+		} else if (c->reread_over) {
+			c->reread_over = 0;
 			if (!c->dead && !c->paused)
 				conn_process(c);
 		} else if (c->more && !c->dead && !c->paused)
@@ -555,6 +571,32 @@ check_start(struct admin_conn *c, size_t nargs)
 	return (1);
 }
 
+/* The cluster source read its objects again and applied them. */
+static void
+reread_done(void *arg, json_t *reply, const char *error)
+{
+	struct admin_conn	*c = arg;
+
+	c->reread = NULL;	/* it frees itself */
+	c->reread_over = 1;
+	schedule_work(c->admin);
+	if (c->dead)
+		return;
+	if (reply != NULL)
+		conn_write(c, adminproto_reply_ok(json_incref(reply)));
+	else
+		conn_write(c, adminproto_reply_error(error));
+}
+
+/* `reload` with the cluster source answers when the API has. */
+static void
+reread_start(struct admin_conn *c)
+{
+	metrics_inc("admin_requests", "command", "reload");
+	c->reread = clustercfg_reread(c->admin->srv->cluster, "admin",
+	    reread_done, c);
+}
+
 /* The peer closed its end for good (not a half-close after its request):
  * a check it waits for is of no use any more. */
 static int
@@ -580,6 +622,10 @@ conn_request(void *arg, const char *command, const char *const *args,
 	} else if (strcmp(command, "check") == 0) {
 		if (check_start(c, nargs))
 			return (1);	/* what follows waits for its answer */
+	} else if (strcmp(command, "reload") == 0 && nargs == 0 &&
+	    c->admin->srv->cluster != NULL) {
+		reread_start(c);
+		return (1);
 	} else
 		conn_write(c, admin_command(c->admin, command, args, nargs));
 	c->handled++;
@@ -595,7 +641,7 @@ conn_check_done(struct admin_conn *c)
 	struct evbuffer	*in = bufferevent_get_input(c->bev);
 	struct evbuffer	*out = bufferevent_get_output(c->bev);
 
-	if (c->eof && !c->more && c->check == NULL &&
+	if (c->eof && !c->more && !conn_waits(c) &&
 	    evbuffer_get_length(in) == 0 && evbuffer_get_length(out) == 0)
 		conn_kill(c);
 }
@@ -610,7 +656,7 @@ conn_process(struct admin_conn *c)
 
 	c->handled = 0;
 	c->more = 0;
-	while (!c->dead && c->check == NULL && evbuffer_get_length(in) > 0) {
+	while (!c->dead && !conn_waits(c) && evbuffer_get_length(in) > 0) {
 		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
 			break;
 		used = adminproto_feed(&c->proto, v.iov_base, v.iov_len,
@@ -639,7 +685,7 @@ conn_process(struct admin_conn *c)
 		}
 	}
 	if (!c->dead && c->eof && !c->more && !c->finished &&
-	    c->check == NULL && evbuffer_get_length(in) == 0) {
+	    !conn_waits(c) && evbuffer_get_length(in) == 0) {
 		c->finished = 1;
 		adminproto_finish(&c->proto, conn_request, c);
 	}
@@ -703,9 +749,10 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 		 * last line without its newline too. */
 		c->eof = 1;
 		bufferevent_disable(c->bev, EV_READ);
-		if (c->check != NULL && !c->check_over && conn_gone(c)) {
-			log_debug("admin: pid %ld went away; its check is "
-			    "cancelled", (long)c->pid);
+		if (((c->check != NULL && !c->check_over) ||
+		    c->reread != NULL) && conn_gone(c)) {
+			log_debug("admin: pid %ld went away; the answer it "
+			    "waited for is cancelled", (long)c->pid);
 			conn_kill(c);
 			return;
 		}

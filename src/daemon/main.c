@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fleet.h"
+#include "k8sname.h"
 #include "log.h"
 #include "server.h"
 #include "watch.h"
@@ -27,6 +29,8 @@ usage(FILE *f)
 "                  [--node-name NAME] [--nri-reconnect-max MS]\n"
 "                  [--config-debounce MS] [--api-timeout MS] [--api-retries N]\n"
 "                  [--api-backoff MS] [--slice-resync MS] [--nrt-debounce MS]\n"
+"                  [--config-source file|cluster] [--config-namespace NS]\n"
+"                  [--config-group-label LABEL]\n"
 "\n"
 "  -f                    stay in the foreground and log to stderr\n"
 "  -v                    log more (repeat for debug)\n"
@@ -34,6 +38,11 @@ usage(FILE *f)
 "  -V, --version         print the version and exit\n"
 "  --sysfs-root DIR      the folder that holds sys/ (default /)\n"
 "  --config FILE         the config (default /etc/topoaware/config.json)\n"
+"  --config-source SRC   file (the default: --config) or cluster (the\n"
+"                        TopologyAwarePolicy objects of the API server)\n"
+"  --config-namespace NS the objects' namespace (default kube-system)\n"
+"  --config-group-label LABEL  the Node label naming its group\n"
+"                        (default config.nri/group)\n"
 "  --state-dir DIR       saved state (default /var/lib/topoaware)\n"
 "  --nri-socket PATH     the runtime's NRI socket (default /var/run/nri/nri.sock)\n"
 "  --nri-index N         the plugin index, 00-99 (default 90)\n"
@@ -56,6 +65,8 @@ usage(FILE *f)
 
 /* getopt values of the options that take a plain number. */
 #define OPT_NUMBER	1000
+/* getopt values of the cluster source's options. */
+#define OPT_SOURCE	2000
 
 static int
 number(const char *s, long lo, long hi, long *out)
@@ -91,6 +102,10 @@ main(int argc, char **argv)
 		{ "api-backoff", required_argument, NULL, OPT_NUMBER + 2 },
 		{ "slice-resync", required_argument, NULL, OPT_NUMBER + 3 },
 		{ "nrt-debounce", required_argument, NULL, OPT_NUMBER + 4 },
+		{ "config-source", required_argument, NULL, OPT_SOURCE },
+		{ "config-namespace", required_argument, NULL, OPT_SOURCE + 1 },
+		{ "config-group-label", required_argument, NULL,
+		    OPT_SOURCE + 2 },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -131,6 +146,8 @@ main(int argc, char **argv)
 	o.api_backoff_ms = 500;
 	o.slice_resync_ms = 30000;
 	o.nrt_debounce_ms = 1000;
+	o.config_namespace = "kube-system";
+	o.config_group_label = FLEET_GROUP_LABEL;
 
 	while ((ch = getopt_long(argc, argv, "fnvVh", opts, NULL)) != -1) {
 		switch (ch) {
@@ -204,6 +221,35 @@ main(int argc, char **argv)
 				return (2);
 			}
 			o.watch_debounce_ms = (int)v;
+			break;
+		case OPT_SOURCE:
+			if (strcmp(optarg, "file") == 0)
+				o.config_cluster = 0;
+			else if (strcmp(optarg, "cluster") == 0)
+				o.config_cluster = 1;
+			else {
+				fprintf(stderr, "topoawared: --config-source "
+				    "%s: not file or cluster\n", optarg);
+				return (2);
+			}
+			break;
+		case OPT_SOURCE + 1:
+			if (!k8s_dns_label(optarg)) {
+				fprintf(stderr, "topoawared: --config-namespace "
+				    "%s: not a namespace name (a DNS label)\n",
+				    optarg);
+				return (2);
+			}
+			o.config_namespace = optarg;
+			break;
+		case OPT_SOURCE + 2:
+			if (!k8s_label_key(optarg)) {
+				fprintf(stderr, "topoawared: "
+				    "--config-group-label %s: not a label "
+				    "key\n", optarg);
+				return (2);
+			}
+			o.config_group_label = optarg;
 			break;
 		default:
 			if (ch >= OPT_NUMBER && ch < OPT_NUMBER +

@@ -17,15 +17,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/event.h>
 
 #include "admin.h"
 #include "cdi.h"
 #include "claimcheck.h"
+#include "clustercfg.h"
 #include "clock.h"
 #include "event.h"
 #include "exports.h"
+#include "fleet.h"
 #include "gate.h"
 #include "http.h"
 #include "journal.h"
@@ -53,6 +56,9 @@ static void	cold_cb(evutil_socket_t, short, void *);
 
 static void	turn_cb(evutil_socket_t, short, void *);
 static int	turn_end(struct server *, char **);
+struct reload;
+static int	reload_run(struct server *, const char *, struct reload *,
+		    char **);
 
 /*
  * Reads the config file once, without blocking (a FIFO in its place would
@@ -102,11 +108,20 @@ server_check_config(const struct server_opts *o, char **cause)
 	char		*text = NULL;
 	size_t		 len = 0;
 	int		 rc;
+	json_t		*kept = NULL;
+	const char	*what = o->config_path;
 
+	/* The cluster source: the config kept from it, if any. */
 	if ((rc = sysfs_discover(o->sysfs_root, &t, cause)) == 0 &&
-	    (rc = config_read(o->config_path, &text, &len, cause)) == 0 &&
-	    (rc = config_load(o->config_path, text, len, &cfg, cause)) == 0)
-		rc = policy_new(t, cfg, &P, cause);
+	    (rc = o->config_cluster ? clustercfg_kept_read(o->state_dir,
+	    &text, &len, &kept, cause) : config_read(o->config_path, &text,
+	    &len, cause)) == 0) {
+		if (o->config_cluster)
+			what = "kept from the cluster";
+		if ((rc = config_load(what, text, len, &cfg, cause)) == 0)
+			rc = policy_new(t, cfg, &P, cause);
+	}
+	json_decref(kept);
 	policy_free(P);
 	config_free(cfg);
 	topology_free(t);
@@ -341,6 +356,43 @@ open:
 	return (rc);
 }
 
+/*
+ * The config to start with: the file's, or with the cluster source the
+ * one last applied from the cluster (kept in the state folder) until the
+ * API answers. A kept config that cannot be read or parsed is set aside
+ * loudly: the defaults serve until the API answers.
+ */
+static int
+start_config(struct server *srv, char **cause)
+{
+	const struct server_opts	*o = &srv->opts;
+	char				*why = NULL;
+	int				 rc;
+
+	if (!o->config_cluster) {
+		if ((rc = config_read(o->config_path, &srv->cfg_text,
+		    &srv->cfg_textlen, cause)) != 0)
+			return (rc);
+		return (config_load(o->config_path, srv->cfg_text,
+		    srv->cfg_textlen, &srv->cfg, cause));
+	}
+	if (clustercfg_kept_read(o->state_dir, &srv->cfg_text,
+	    &srv->cfg_textlen, &srv->cluster_kept, &why) == 0 &&
+	    config_load("kept from the cluster", srv->cfg_text,
+	    srv->cfg_textlen, &srv->cfg, &why) == 0)
+		return (0);
+	log_warnx("%s; starting with the built-in defaults until the API "
+	    "server answers", why);
+	free(why);
+	free(srv->cfg_text);
+	srv->cfg_text = NULL;
+	srv->cfg_textlen = 0;
+	json_decref(srv->cluster_kept);
+	srv->cluster_kept = NULL;
+	srv->cfg = config_new();
+	return (0);
+}
+
 int
 server_init(struct server *srv, const struct server_opts *o, char **cause)
 {
@@ -349,6 +401,7 @@ server_init(struct server *srv, const struct server_opts *o, char **cause)
 	memset(srv, 0, sizeof *srv);
 	srv->opts = *o;
 	srv->started = time(NULL);
+	srv->cfg_since = srv->started;
 	srv->generation = 1;
 	srv->last_reload.ok = 1;
 	srv->last_reload.generation = 1;
@@ -357,11 +410,8 @@ server_init(struct server *srv, const struct server_opts *o, char **cause)
 
 	/* An absent file is the defaults here, and only here. */
 	if ((rc = sysfs_discover(o->sysfs_root, &srv->topo, cause)) != 0 ||
-	    (rc = config_read(o->config_path, &srv->cfg_text,
-	    &srv->cfg_textlen, cause)) != 0 ||
-	    (rc = config_load(o->config_path, srv->cfg_text,
-	    srv->cfg_textlen, &srv->cfg, cause)) != 0 ||
 	    (rc = statefile_check_dir(o->state_dir, cause)) != 0 ||
+	    (rc = start_config(srv, cause)) != 0 ||
 	    (rc = restore_state(srv, cause)) != 0)
 		return (rc);
 	/* -v on the command line wins over log.level. */
@@ -439,12 +489,21 @@ start_kube(struct server *srv, char **cause)
 		    why);
 		free(why);
 		srv->kube = NULL;
+		/* The operator asked for the cluster's config. */
+		if (srv->opts.config_cluster) {
+			xasprintf(cause, "--config-source cluster: %s",
+			    srv->kube_error);
+			return (-ENOTRECOVERABLE);
+		}
 		if (srv->cfg->dra_enabled || srv->cfg->nrt_enabled)
 			log_warnx("%s; the DRA driver and the "
 			    "NodeResourceTopology object are off",
 			    srv->kube_error);
 		return (0);
 	}
+	if (srv->opts.config_cluster)
+		srv->cluster = clustercfg_new(srv, srv->kube,
+		    srv->cluster_kept);
 	srv->nrt = nrt_new(srv->base, srv->kube, srv->opts.node_name,
 	    srv->opts.nrt_debounce_ms, nrt_content, srv);
 	nrt_configure(srv->nrt, srv->cfg->nrt_enabled,
@@ -468,6 +527,7 @@ server_start(struct server *srv, char **cause)
 	struct timeval	 tv;
 	uint64_t	 usec;
 	char		*why = NULL;
+	int		 rc;
 
 	signal(SIGPIPE, SIG_IGN);
 	/* A file size limit fails the write (EFBIG), refused like a full
@@ -503,17 +563,20 @@ server_start(struct server *srv, char **cause)
 		return (-EIO);
 	if (http_new(srv, srv->cfg, &srv->http, cause) != 0)
 		return (-EIO);
-	/* Without a watch the daemon still reloads on SIGHUP and `reload`. */
-	if (watch_new(srv, srv->opts.watch_debounce_ms, &srv->watch,
-	    &why) != 0) {
+	/* Without a watch the daemon still reloads on SIGHUP and `reload`;
+	 * with the cluster source there is no file to watch. */
+	if (!srv->opts.config_cluster && watch_new(srv,
+	    srv->opts.watch_debounce_ms, &srv->watch, &why) != 0) {
 		log_warnx("not watching the config file for changes: %s",
 		    why);
 		free(why);
 	}
 	if (nri_new(srv, &srv->nri, cause) != 0)
 		return (-EIO);
-	if (start_kube(srv, cause) != 0)
-		return (-EIO);
+	/* Without a way to the API server, starting again would fail the
+	 * same way: main exits for a person to look. */
+	if ((rc = start_kube(srv, cause)) != 0)
+		return (rc == -ENOTRECOVERABLE ? rc : -EIO);
 	/* A snapshot at start: a new generation, in this version's form. */
 	if (save_snapshot(srv, cause) != 0)
 		return (-EIO);
@@ -571,6 +634,9 @@ server_clear(struct server *srv)
 	/* The API client's users cancel their requests before it goes. */
 	claimcheck_free(srv->claimcheck);
 	srv->claimcheck = NULL;
+	clustercfg_free(srv->cluster);
+	srv->cluster = NULL;
+	json_decref(srv->cluster_kept);
 	dra_free(srv->dra);
 	slice_free(srv->slice);
 	nrt_free(srv->nrt);
@@ -1181,6 +1247,7 @@ reload_refused(struct server *srv, const char *why, int rc, char *err,
 /* A config on its way in by the reload's rule book (reload_begin). */
 struct reload {
 	const char		*path;		/* names the bytes in a cause */
+	char			*source;	/* path's storage, when built */
 	int			 given;		/* text is not the file's */
 	char			*text;		/* the bytes; NULL: no file */
 	size_t			 len;
@@ -1206,6 +1273,7 @@ reload_init(struct reload *r, const char *path)
 static void
 reload_clear(struct reload *r)
 {
+	free(r->source);
 	free(r->text);
 	config_free(r->cfg);
 	policy_effects_clear(&r->fx);
@@ -1275,6 +1343,7 @@ reload_swap(struct server *srv, struct reload *r)
 	srv->cfg_textlen = r->len;
 	r->text = NULL;
 	srv->generation++;
+	srv->cfg_since = time(NULL);
 	if (srv->opts.verbosity == 0)
 		log_set_level(srv->cfg->log_level);
 }
@@ -1290,11 +1359,41 @@ int
 server_reload(struct server *srv, const char *why, char **cause)
 {
 	struct reload	 r;
+
+	/* The cluster source re-reads its object, then comes back below. */
+	if (srv->cluster != NULL) {
+		(void)clustercfg_reread(srv->cluster, why, NULL, NULL);
+		return (0);
+	}
+	reload_init(&r, srv->opts.config_path);
+	return (reload_run(srv, why, &r, cause));
+}
+
+int
+server_reload_text(struct server *srv, const char *why, const char *source,
+    const char *text, size_t len, char **cause)
+{
+	struct reload	 r;
+
+	reload_init(&r, source);
+	r.given = 1;
+	r.text = xmalloc(len + 1);
+	memcpy(r.text, text, len);
+	r.text[len] = '\0';
+	r.len = len;
+	return (reload_run(srv, why, &r, cause));
+}
+
+/* The one reload path's end: rule, apply, commit or refuse; r is cleared. */
+static int
+reload_run(struct server *srv, const char *why, struct reload *rp,
+    char **cause)
+{
+	struct reload	 r = *rp;
 	char		*err = NULL;
 	int		 rc;
 
 	sd_reloading();
-	reload_init(&r, srv->opts.config_path);
 	rc = reload_begin(srv, &r, &err);
 	switch (r.rule) {
 	case RELOAD_SAME:
@@ -1397,7 +1496,22 @@ server_reload_dry(struct server *srv, const char *text, size_t len)
 	char		*err = NULL;
 
 	reload_init(&r, srv->opts.config_path);
-	if (text != NULL) {
+	if (text == NULL && srv->cluster != NULL) {
+		/* The cluster source's object as the watch has it now. */
+		if (clustercfg_current(srv->cluster, &r.text, &r.len,
+		    &r.source, &err) != 0) {
+			out = json_pack("{s:b, s:i, s:b, s:o, s:[], s:[], "
+			    "s:[]}", "dryRun", 1, "generation",
+			    (int)srv->generation, "unchanged", 0, "refused",
+			    text_json(err), "warnings", "containers",
+			    "claims");
+			free(err);
+			reload_clear(&r);
+			return (out);
+		}
+		r.path = r.source;
+		r.given = 1;
+	} else if (text != NULL) {
 		r.path = "sent over the admin socket";
 		r.given = 1;
 		r.text = xmalloc(len + 1);
@@ -1434,6 +1548,21 @@ server_reload_dry(struct server *srv, const char *text, size_t len)
 	free(err);
 	reload_clear(&r);
 	return (out);
+}
+
+/* Where the config in force came from, and since when. */
+static json_t *
+config_source_status(struct server *srv)
+{
+	char	when[32];
+
+	if (srv->cluster != NULL)
+		return (clustercfg_status(srv->cluster));
+	if (fleet_timestamp(srv->cfg_since, when, sizeof when) != 0)
+		when[0] = '\0';
+	return (json_pack("{s:s, s:s, s:b, s:s}", "source", "file", "path",
+	    srv->opts.config_path, "defaults", srv->cfg_text == NULL,
+	    "since", when));
 }
 
 json_t *
@@ -1473,6 +1602,7 @@ server_status(struct server *srv)
 	    "claims", policy_nclaims(srv->policy),
 	    "lastError", srv->last_error ? json_string(srv->last_error) :
 	    json_null());
+	json_object_set_new(st, "config", config_source_status(srv));
 	if (srv->journal != NULL) {
 		json_t	*j = journal_status(srv->journal);
 

@@ -36,6 +36,9 @@ struct server_opts {
 	const char	*cdi_dir;
 	const char	*kubeconfig;
 	const char	*node_name;
+	int		 config_cluster;	/* --config-source cluster */
+	const char	*config_namespace;	/* of the objects */
+	const char	*config_group_label;	/* the Node's group label */
 	int		 nri_backoff_max_ms;	/* reconnect backoff cap */
 	int		 watch_debounce_ms;	/* config file quiet period */
 	int		 api_timeout_ms;	/* per API server attempt */
@@ -70,6 +73,7 @@ struct server {
 	struct policy		*policy;
 	time_t			 started;
 	unsigned		 generation;	/* configGeneration */
+	time_t			 cfg_since;	/* generation's start */
 	struct {
 		int		 ok;
 		int		 unchanged;	/* the file held that config */
@@ -112,6 +116,8 @@ struct server {
 	struct slice		*slice;
 	struct nrt		*nrt;
 	struct claimcheck	*claimcheck;	/* NULL without DRA */
+	struct clustercfg	*cluster;	/* NULL: the config file */
+	json_t			*cluster_kept;	/* the kept config's object */
 	struct {
 		time_t		 window;	/* refused pins logged since */
 		int		 logged;
@@ -126,7 +132,8 @@ struct server {
 /*
  * main.c hands over the options; server_start builds and listens.
  * server_init gives -ENOTRECOVERABLE when the saved claims cannot keep
- * their CPUs: a person must choose (main exits SERVER_EXIT_CONFIG).
+ * their CPUs, server_start when the cluster config source has no way to
+ * the API server: a person must choose (main exits SERVER_EXIT_CONFIG).
  */
 int	server_init(struct server *, const struct server_opts *, char **);
 int	server_start(struct server *, char **);
@@ -140,6 +147,10 @@ int	server_check_config(const struct server_opts *, char **);
  * when it already was), else a negative errno and why.
  */
 int	server_reload(struct server *, const char *why, char **);
+/* The same path for config bytes from elsewhere (the cluster source),
+ * source naming them in messages. */
+int	server_reload_text(struct server *, const char *why,
+	    const char *source, const char *text, size_t len, char **);
 /*
  * A dry run of the reload of text (len bytes; NULL: the config file, by
  * the same rules): what it would do, then undone, nothing else changed.

@@ -277,6 +277,28 @@ put("config", "exclude", '{"reservedResources": {"cpu": "1"}, "availableResource
     '"colocatePods": true, "colocateNamespaces": true, "log": {"level": "debug"}}')
 put("config", "unknown-key", '{"pinCpu": true, "nodeResourceTopology": {"refreshSeconds": 0}}')
 
+# The cluster config source: a TopologyAwarePolicy, its spec, a Node, a
+# kept config.
+TAP_SPEC = {"reservedResources": {"cpu": "750m"}, "pinCPU": True,
+            "agent": {"nodeResourceTopology": True},
+            "controllableInterrupts": ["*"],
+            "log": {"source": True, "level": "info", "klog": {"skip_headers": True}},
+            "instrumentation": {"reportPeriod": "60s", "httpEndpoint": ":8891"},
+            "dra": {"enabled": False}}
+put("fleet", "spec", json.dumps(TAP_SPEC))
+put("fleet", "object", json.dumps({
+    "apiVersion": "config.nri/v1alpha1", "kind": "TopologyAwarePolicy",
+    "metadata": {"name": "default", "namespace": "kube-system", "generation": 3,
+                 "labels": {"config.nri/group": "g1"}},
+    "spec": TAP_SPEC, "status": {"nodes": {"n1": {"status": "Success", "generation": 3}}}}))
+put("fleet", "node-deprecated-label", json.dumps({
+    "metadata": {"name": "n1", "labels": {"group.config.nri": "Bad_Group"}}}))
+put("fleet", "kept", json.dumps({
+    "version": 1, "namespace": "kube-system", "name": "node.n1", "uid": "u-1",
+    "generation": 2, "resourceVersion": "17", "appliedAt": "2026-12-02T10:00:00Z",
+    "config": json.dumps({"reservedResources": {"cpu": "cpuset:3"}}),
+    "warnings": ["log.source: ignored"]}))
+
 # Kubeconfigs: relative credential files only (the target's rule).
 KC = """apiVersion: v1
 clusters:

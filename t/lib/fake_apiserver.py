@@ -337,7 +337,8 @@ class _Handler(BaseHTTPRequestHandler):
                "client_cn": _peer_cn(self.connection)}
         with api.lock:
             api.requests.append(rec)
-            failing = api._fail > 0
+            failing = api._fail > 0 and api._fail_method in (
+                None, self.command)
             if failing:
                 api._fail -= 1
             delay = api._delay
@@ -540,6 +541,7 @@ class FakeApiServer:
         self._rv = 100
         self._fail = 0
         self._fail_code = 500
+        self._fail_method = None
         self._delay = 0
         self._released = threading.Event()
         self._released.set()
@@ -785,10 +787,12 @@ class FakeApiServer:
                 "items": [o for o in self._store(coll)
                           if _selected(o, query)]}
 
-    def fail_next(self, n, code=500):
+    def fail_next(self, n, code=500, method=None):
+        """The next n requests (of method only, when given) fail."""
         with self.lock:
             self._fail = n
             self._fail_code = code
+            self._fail_method = method
 
     def hang(self, on):
         """While on, requests are held unanswered until hang(False)."""

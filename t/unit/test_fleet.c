@@ -389,9 +389,8 @@ text_is(const struct converted *c, const char *want)
  */
 Test(fleet, spec_with_crd_defaults_loads)
 {
-	static const char *const want[] = {
-		"agent", "controllableInterrupts", NULL
-	};
+	/* Go's defaults of keys we ignore say nothing: no warning. */
+	static const char *const want[] = { NULL };
 	struct converted	 c;
 	struct config		*cfg;
 
@@ -416,10 +415,7 @@ Test(fleet, spec_with_crd_defaults_loads)
 /* With instrumentation and log given, their defaults come too. */
 Test(fleet, spec_with_nested_crd_defaults_loads)
 {
-	static const char *const want[] = {
-		"agent", "controllableInterrupts", "instrumentation.metrics",
-		"instrumentation.reportPeriod", "log.source", NULL
-	};
+	static const char *const want[] = { "log.source", NULL };
 	struct converted	 c;
 	struct config		*cfg;
 
@@ -640,7 +636,7 @@ Test(fleet, nested_partial_objects)
 	struct config		*cfg;
 
 	convert("{\"log\": {\"source\": true, \"level\": \"warn\"}, "
-	    "\"instrumentation\": {\"reportPeriod\": \"30s\", "
+	    "\"instrumentation\": {\"reportPeriod\": \"60s\", "
 	    "\"httpEndpoint\": \":8891\", \"prometheusExport\": true}, "
 	    "\"reservedResources\": {\"memory\": \"2G\", \"cpu\": \"2\"}}", &c);
 	assert_warnings(&c, want);
@@ -908,4 +904,90 @@ Test(fleet, status_clear)
 	    "{\"status\":{\"nodes\":{\"node-a\":null}}}");
 	assert_json(fleet_status_clear("group.g"),
 	    "{\"status\":{\"nodes\":{\"group.g\":null}}}");
+}
+
+/*
+ * The values Go's CRD writes into every object for keys we ignore are
+ * dropped silently; any other value of the same keys is warned about.
+ */
+Test(fleet, go_crd_defaults_are_silent)
+{
+	static const char *const none[] = { NULL };
+	static const char *const all[] = {
+		"agent", "controllableInterrupts", "instrumentation.metrics",
+		"instrumentation.reportPeriod", NULL
+	};
+	struct converted	 c;
+
+	convert("{\"agent\": {\"nodeResourceTopology\": true}, "
+	    "\"controllableInterrupts\": [\"*\"], \"instrumentation\": "
+	    "{\"metrics\": {\"enabled\": [\"policy\", \"buildinfo\"]}, "
+	    "\"reportPeriod\": \"30s\"}}", &c);
+	assert_warnings(&c, none);
+	text_is(&c, "{\"instrumentation\": {}}");
+	converted_free(&c);
+
+	convert("{\"agent\": {\"nodeResourceTopology\": false}, "
+	    "\"controllableInterrupts\": [\"eth*\"], \"instrumentation\": "
+	    "{\"metrics\": {\"enabled\": [\"policy\"]}, "
+	    "\"reportPeriod\": \"30m\"}}", &c);
+	assert_warnings(&c, all);
+	converted_free(&c);
+}
+
+/* The kept config: written, read back to the same bytes and identity. */
+Test(fleet, kept_round_trip)
+{
+	char		*w[] = { "log.source" IGNORED };
+	const char	*cfg = "{\"reservedResources\": {\"cpu\": \"cpuset:3\"}}";
+	char		*doc, *text = NULL, *cause = NULL;
+	size_t		 len = 0;
+	json_t		*meta = NULL;
+
+	doc = fleet_kept_doc("kube-system", "node.n1", "u-1", 4, "17",
+	    1796205600, cfg, strlen(cfg), w, 1);
+	cr_assert_eq(fleet_kept_parse(doc, strlen(doc), &text, &len, &meta,
+	    &cause), 0, "%s", cause);
+	cr_assert_eq(len, strlen(cfg));
+	cr_assert_str_eq(text, cfg);
+	cr_assert_str_eq(json_string_value(json_object_get(meta, "name")),
+	    "node.n1");
+	cr_assert_str_eq(json_string_value(json_object_get(meta, "uid")),
+	    "u-1");
+	cr_assert_eq(json_integer_value(json_object_get(meta, "generation")),
+	    4);
+	cr_assert_str_eq(json_string_value(json_object_get(meta,
+	    "appliedAt")), "2026-12-02T10:00:00Z");
+	cr_assert_null(json_object_get(meta, "config"));
+	json_decref(meta);
+	free(text);
+	free(doc);
+}
+
+/* A damaged or foreign document is refused, and gives nothing. */
+Test(fleet, kept_damaged)
+{
+	static const char *const bad[] = {
+		"", "{", "[]", "{\"version\": 1}",
+		"{\"version\": 2, \"namespace\": \"n\", \"name\": \"d\", "
+		    "\"config\": \"{}\"}",
+		"{\"version\": 1, \"namespace\": \"n\", \"name\": \"d\", "
+		    "\"config\": {}}",
+		"{\"version\": 1, \"namespace\": \"n\", \"config\": \"{}\"}",
+		"{\"version\": 1, \"version\": 1, \"namespace\": \"n\", "
+		    "\"name\": \"d\", \"config\": \"{}\"}",
+	};
+	char	*text, *cause;
+	size_t	 i, len;
+	json_t	*meta;
+
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cause = NULL;
+		cr_expect_eq(fleet_kept_parse(bad[i], strlen(bad[i]), &text,
+		    &len, &meta, &cause), -EINVAL, "%s", bad[i]);
+		cr_expect_null(text);
+		cr_expect_null(meta);
+		cr_expect_not_null(cause);
+		free(cause);
+	}
 }
