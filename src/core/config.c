@@ -238,6 +238,12 @@ config_unsupported(void)
 }
 
 const char *
+config_prio_name(enum cpu_prio p)
+{
+	return ((unsigned)p <= CPU_PRIO_NONE ? config_prio_names[p] : "none");
+}
+
+const char *
 config_type_name(enum config_type type)
 {
 	switch (type) {

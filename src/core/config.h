@@ -91,6 +91,8 @@ struct config_key {
 
 const struct config_key	*config_schema(size_t *);
 /* "boolean", "integer", "string", "list of strings", "object". */
+/* A CPU priority as the config writes it: "high", "normal", "low", "none". */
+const char		*config_prio_name(enum cpu_prio);
 const char		*config_type_name(enum config_type);
 /* A row's accepted values in words: "1..86400", "high|normal|low|none",
  * "true|false" or its syntax text (caller frees). */

@@ -31,22 +31,6 @@ type_name(enum cpu_type t)
 	return ("?");
 }
 
-static const char *
-prio_name(enum cpu_prio p)
-{
-	switch (p) {
-	case CPU_PRIO_HIGH:
-		return ("high");
-	case CPU_PRIO_NORMAL:
-		return ("normal");
-	case CPU_PRIO_LOW:
-		return ("low");
-	case CPU_PRIO_NONE:
-		break;
-	}
-	return ("none");
-}
-
 static json_t *
 mem_types_json(unsigned types)
 {
@@ -95,7 +79,7 @@ request_json(const struct grant *g)
 	    json_integer(r->limit),
 	    "isolate", r->isolate,
 	    "strictIsolate", r->strict_isolate,
-	    "priority", prio_name(r->prio),
+	    "priority", config_prio_name(r->prio),
 	    "hideHyperthreads", r->hide_ht,
 	    "memory", "request", (json_int_t)r->mem_req,
 	    "limit", (json_int_t)r->mem_lim, "types",

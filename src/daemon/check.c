@@ -42,8 +42,6 @@
 
 /* Attempts at reading one state while it keeps changing. */
 #define CHECK_MAX_RESTARTS	8
-/* What apply_cb stops a scan with: none of jrec_scan's own values. */
-#define CHECK_STOP		16
 /* Differing grants named when the saved state is not the one in memory. */
 #define CHECK_MAX_DIFFS		16
 
@@ -67,9 +65,7 @@ struct check {
 	size_t			 next;
 	int			 specs;		/* CDI specs read */
 	enum check_step		 step;
-	json_t			*doc;		/* the saved state, rebuilt */
-	uint64_t		 expect;	/* the next record to apply */
-	char			*error;		/* why a record was refused */
+	struct journal_replay	 rp;		/* the saved state, rebuilt */
 	uint64_t		 stamp;		/* journal_changes at the reads */
 	int			 restarts;
 	const char		*state;		/* what became of the state */
@@ -204,8 +200,8 @@ changed(struct check *j)
 {
 	if (journal_changes(j->srv->journal) == j->stamp)
 		return (0);
-	json_decref(j->doc);
-	j->doc = NULL;
+	json_decref(j->rp.doc);
+	j->rp.doc = NULL;
 	if (++j->restarts > CHECK_MAX_RESTARTS) {
 		j->state = "not compared: it changed during every attempt";
 		j->step = STEP_DONE;
@@ -246,20 +242,20 @@ read_snapshot(struct check *j)
 	path = state_path(j, STATEFILE_NAME);
 	rc = readfile(path, "state", STATEFILE_MAX_SIZE, &buf, &len, &why);
 	if (rc == -ENOENT) {
-		j->doc = json_pack("{s:i, s:{}}", "version", STATEFILE_VERSION,
+		j->rp.doc = json_pack("{s:i, s:{}}", "version", STATEFILE_VERSION,
 		    "grants");
-		j->expect = 1;
+		j->rp.expect = 1;
 	} else if (rc != 0)
 		state_violation(j, STATEFILE_NAME, why);
-	else if ((j->doc = json_loadb(buf, len, 0, &err)) == NULL ||
-	    !json_is_object(j->doc)) {
-		xasprintf(&msg, "not a JSON object: %s", j->doc == NULL ?
+	else if ((j->rp.doc = json_loadb(buf, len, 0, &err)) == NULL ||
+	    !json_is_object(j->rp.doc)) {
+		xasprintf(&msg, "not a JSON object: %s", j->rp.doc == NULL ?
 		    err.text : "another value");
 		state_violation(j, STATEFILE_NAME, msg);
 		free(msg);
 	} else {
-		seq = json_object_get(j->doc, "seq");
-		j->expect = (json_is_integer(seq) && json_integer_value(seq) >
+		seq = json_object_get(j->rp.doc, "seq");
+		j->rp.expect = (json_is_integer(seq) && json_integer_value(seq) >
 		    0 ? (uint64_t)json_integer_value(seq) : 0) + 1;
 	}
 	if (j->step == STEP_SNAPSHOT)
@@ -267,38 +263,6 @@ read_snapshot(struct check *j)
 	free(buf);
 	free(why);
 	free(path);
-}
-
-/* A record after the snapshot applied, as a start does (journal.c). */
-static int
-apply_cb(uint64_t seq, const char *payload, size_t len, void *arg)
-{
-	struct check	*j = arg;
-	json_error_t	 err;
-	json_t		*rec;
-	char		*why = NULL;
-
-	if (seq < j->expect)
-		return (0);
-	if (seq > j->expect) {
-		xasprintf(&j->error, "record %" PRIu64 " follows %" PRIu64,
-		    seq, j->expect - 1);
-		return (CHECK_STOP);
-	}
-	if ((rec = json_loadb(payload, len, 0, &err)) == NULL) {
-		xasprintf(&j->error, "record %" PRIu64 " is not JSON: %s",
-		    seq, err.text);
-		return (CHECK_STOP);
-	}
-	if (policy_record_apply(j->doc, rec, &why) != 0) {
-		xasprintf(&j->error, "record %" PRIu64 ": %s", seq, why);
-		free(why);
-		json_decref(rec);
-		return (CHECK_STOP);
-	}
-	json_decref(rec);
-	j->expect++;
-	return (0);
 }
 
 static void
@@ -313,19 +277,19 @@ read_journal(struct check *j, const char *name)
 	    &why);
 	if (rc != 0 && rc != -ENOENT)
 		state_violation(j, name, why);
-	else if (rc == 0 && (rc = jrec_scan(buf, len, apply_cb, j, &good,
+	else if (rc == 0 && (rc = jrec_scan(buf, len, journal_replay_record, &j->rp, &good,
 	    &msg)) != JREC_END) {
 		free(why);
 		xasprintf(&why, "%s at byte %zu: %s", rc == JREC_TORN ?
-		    "a record cut short" : "damaged", good, j->error !=
-		    NULL ? j->error : msg != NULL ? msg : "?");
+		    "a record cut short" : "damaged", good, j->rp.error !=
+		    NULL ? j->rp.error : msg != NULL ? msg : "?");
 		free(msg);
 		state_violation(j, name, why);
 	}
 	if (j->step != STEP_DONE)
 		j->step++;
-	free(j->error);
-	j->error = NULL;
+	free(j->rp.error);
+	j->rp.error = NULL;
 	free(buf);
 	free(why);
 	free(path);
@@ -427,7 +391,7 @@ compare_state(struct check *j)
 
 	if (changed(j))
 		return;
-	if (policy_restore(srv->topo, srv->cfg, j->doc, &R, &why) != 0) {
+	if (policy_restore(srv->topo, srv->cfg, j->rp.doc, &R, &why) != 0) {
 		xasprintf(&msg, "a start would not restore it: %s", why);
 		state_violation(j, "saved state", msg);
 		free(msg);
@@ -561,8 +525,8 @@ check_free(struct check *j)
 	for (i = 0; i < j->nuids; i++)
 		free(j->uids[i]);
 	free(j->uids);
-	json_decref(j->doc);
-	free(j->error);
+	json_decref(j->rp.doc);
+	free(j->rp.error);
 	violations_clear(&j->vs);
 	free(j);
 }

@@ -146,42 +146,32 @@ path_of(const char *dir, const char *name)
 	return (p);
 }
 
-/* A start: what is being read and where it stands. */
-struct loading {
-	json_t		*doc;
-	uint64_t	 expect;	/* the next seq to apply */
-	int		 applied;
-	char		*error;		/* why a record was refused */
-};
-
-#define STOP_GAP	2
-#define STOP_BAD	3
-
-static int
-apply_one(uint64_t seq, const char *payload, size_t len, void *arg)
+int
+journal_replay_record(uint64_t seq, const char *payload, size_t len,
+    void *arg)
 {
-	struct loading	*ld = arg;
-	json_t		*rec;
-	json_error_t	 err;
-	char		*why = NULL;
+	struct journal_replay	*ld = arg;
+	json_t			*rec;
+	json_error_t		 err;
+	char			*why = NULL;
 
 	if (seq < ld->expect)
 		return (0);	/* already in the snapshot */
 	if (seq > ld->expect) {
 		xasprintf(&ld->error, "record %" PRIu64 " follows %" PRIu64,
 		    seq, ld->expect - 1);
-		return (STOP_GAP);
+		return (JOURNAL_REPLAY_STOP);
 	}
 	if ((rec = json_loadb(payload, len, 0, &err)) == NULL) {
 		xasprintf(&ld->error, "record %" PRIu64 " is not JSON: %s",
 		    seq, err.text);
-		return (STOP_BAD);
+		return (JOURNAL_REPLAY_STOP);
 	}
 	if (policy_record_apply(ld->doc, rec, &why) != 0) {
 		xasprintf(&ld->error, "record %" PRIu64 ": %s", seq, why);
 		free(why);
 		json_decref(rec);
-		return (STOP_BAD);
+		return (JOURNAL_REPLAY_STOP);
 	}
 	json_decref(rec);
 	ld->expect++;
@@ -212,7 +202,7 @@ move_aside(const char *dir, const char *name)
  */
 static int
 load_file(const char *dir, const char *name, int current,
-    struct loading *ld, struct journal_start *st, char **cause)
+    struct journal_replay *ld, struct journal_start *st, char **cause)
 {
 	char	*path = path_of(dir, name), *buf = NULL, *why = NULL, *to;
 	size_t	 len, good;
@@ -240,7 +230,7 @@ load_file(const char *dir, const char *name, int current,
 		free(path);
 		return (rc);
 	}
-	rc = jrec_scan(buf, len, apply_one, ld, &good, &why);
+	rc = jrec_scan(buf, len, journal_replay_record, ld, &good, &why);
 	if (rc == JREC_TORN) {
 		st->torn = 1;
 		log_warnx("%s: %s; it was never acknowledged and is dropped",
@@ -276,7 +266,7 @@ load_file(const char *dir, const char *name, int current,
 int
 journal_load(const char *dir, struct journal_start *st, char **cause)
 {
-	struct loading	 ld;
+	struct journal_replay	 ld;
 	json_t		*v;
 	char		*why = NULL, *to, *cur;
 	int		 rc;

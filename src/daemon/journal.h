@@ -47,6 +47,24 @@ struct journal_start {
  * cannot start with (EIO, EACCES).
  */
 int	journal_load(const char *dir, struct journal_start *st, char **cause);
+
+/*
+ * A saved state rebuilt from its snapshot and the journal records after
+ * it, as a start does and `topoawarectl check` after it: the jrec_scan
+ * callback journal_replay_record applies the record numbered expect to
+ * doc, skips those the snapshot holds, and stops the scan
+ * (JOURNAL_REPLAY_STOP, none of jrec_scan's own values) at a gap or a
+ * record it cannot apply, error saying why (caller frees).
+ */
+struct journal_replay {
+	json_t		*doc;
+	uint64_t	 expect;	/* the next seq to apply */
+	int		 applied;
+	char		*error;		/* why a record was refused */
+};
+#define JOURNAL_REPLAY_STOP	16
+int	journal_replay_record(uint64_t seq, const char *payload, size_t len,
+	    void *arg);
 void	journal_start_clear(struct journal_start *);
 
 /* The journal of dir for appending after seq; snapsize: the snapshot's

@@ -75,13 +75,7 @@ def test_reload_pushes_updates_without_deadlock():
     with Session(CONFIG) as s:
         s.start()
         rt, m = s.rt, s.machine
-        ids = []
-        for i in range(6):
-            p = rt.make_pod("w%d" % i, qos="BestEffort" if i % 2 else
-                            "Burstable")
-            c = rt.make_container(p, "c", request=0 if i % 2 else 100)
-            rt.create_container(p, c)
-            ids.append(c.id)
+        ids = rt.create_shared(6)
         before = {i: parse_cpuset(rt.cpus(i)) for i in ids}
         # Reserve one more CPU that some shared container runs on.
         used = set().union(*before.values())

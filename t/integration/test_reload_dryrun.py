@@ -83,13 +83,7 @@ def test_moves_are_reported_and_nothing_is_applied():
     with Session(CONFIG, args=NEVER) as s:
         s.start()
         rt, d = s.rt, s.d
-        ids = []
-        for i in range(6):
-            p = rt.make_pod("w%d" % i, qos="BestEffort" if i % 2 else
-                            "Burstable")
-            c = rt.make_container(p, "c", request=0 if i % 2 else 100)
-            rt.create_container(p, c)
-            ids.append(c.id)
+        ids = rt.create_shared(6)
         p = rt.make_pod("g", qos="Guaranteed")
         g = rt.make_container(p, "c", request=2000, limit=2000)
         rt.create_container(p, g)

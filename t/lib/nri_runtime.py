@@ -599,6 +599,18 @@ class Runtime:
         with self.lock:
             return self.conn.call(method, req, resp_cls, timeout=timeout)
 
+    def create_shared(self, n, prefix="w"):
+        """n shared containers, each in a pod of its own named prefix<i>:
+        Burstable (100m) and BestEffort by turns; their ids."""
+        ids = []
+        for i in range(n):
+            p = self.make_pod("%s%d" % (prefix, i),
+                              qos="BestEffort" if i % 2 else "Burstable")
+            c = self.make_container(p, "c", request=0 if i % 2 else 100)
+            self.create_container(p, c)
+            ids.append(c.id)
+        return ids
+
     def create_container(self, pod, ctr, timeout=REQUEST_TIMEOUT):
         nri = self.pb.nri
         self.pods[pod.id] = pod
