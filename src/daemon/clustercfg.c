@@ -608,7 +608,14 @@ cc_node_cb(void *arg, enum kube_watch_event ev, json_t *obj,
 		break;
 	case KUBE_WATCH_ERROR:
 		log_debug("watch of Node %s: %s", cc->node, error);
-		return;
+		if (cc->node_listed)
+			return;
+		/* Not readable (RBAC, say): no group until it is, rather
+		 * than no configuration at all. The watch keeps trying. */
+		log_warnx("cannot read Node %s: %s; no configuration group "
+		    "until it can be read", cc->node, error);
+		cc->node_listed = 1;
+		break;
 	}
 	if (cc_set_group(cc, node) || first)
 		cc_changed(cc, "node group change");

@@ -2,7 +2,8 @@
 the real daemon against the fake API server of t/lib, with the Go
 policy's TopologyAwarePolicy objects. The scopes and their precedence
 (node.<node> over group.<G> over default), a label change moving the node
-between groups, the entry on the status following the chosen object, a
+between groups, a Node it may not read (no group until it can), the
+entry on the status following the chosen object, a
 refused object (status says why, the old config stays), Go's keys we lack
 ignored with warnings (and still refused from a local file), a watch
 interrupted and a 410 Gone, the status patch retried, an API server down
@@ -130,6 +131,27 @@ def test_label_moves_between_groups():
         env.api.set_node_labels(NODE, {LABEL: "-bad-"})
         wait_applied(env, "default", "3")
         assert source(env)["invalidGroup"] == "-bad-", source(env)
+        env.stop()
+
+
+def test_node_unreadable_takes_no_group():
+    with cluster_env() as env:
+        # No right to read Nodes: the objects still apply, with no group.
+        env.api.raw_get("/api/v1/nodes", 403, json.dumps({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "reason": "Forbidden", "code": 403,
+            "message": "nodes is forbidden"}).encode())
+        env.api.set_node_labels(NODE, {LABEL: "g1"})
+        env.api.set_policy(NS, "default", spec("3"))
+        env.api.set_policy(NS, "group.g1", spec("5"))
+        env.start()
+        wait_applied(env, "default", "3")
+        assert source(env)["group"] is None
+        # Readable again: the group's object takes over.
+        env.api.raw_get("/api/v1/nodes", 0, None)
+        wait_for(lambda: source(env)["object"] == "group.g1",
+                 "the group object once the Node is read", timeout=30)
+        wait_applied(env, "group.g1", "5")
         env.stop()
 
 
