@@ -11,6 +11,8 @@
 
 #include <sys/stat.h>
 
+#include <dirent.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -125,6 +127,40 @@ cdi_device_id(const char *driver, const char *uid, size_t i)
 
 	xasprintf(&s, "%s/%s=claim-%s-%zu", driver, CDI_CLASS, uid, i);
 	return (s);
+}
+
+int
+cdi_list(const char *dir, const char *driver, char ***uids, size_t *n,
+    char **cause)
+{
+	struct dirent	*de;
+	DIR		*d;
+	char		*prefix, *uid;
+	size_t		 plen, len;
+
+	*uids = NULL;
+	*n = 0;
+	if ((d = opendir(dir)) == NULL)
+		return (errno == ENOENT ? 0 : atomicfile_syserr(cause,
+		    "opendir", dir));
+	xasprintf(&prefix, "%s-%s_", driver, CDI_CLASS);
+	plen = strlen(prefix);
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (len <= plen + 5 || strncmp(de->d_name, prefix, plen) != 0 ||
+		    strcmp(de->d_name + len - 5, ".json") != 0)
+			continue;
+		uid = xstrndup(de->d_name + plen, len - plen - 5);
+		if (cdi_check_uid(uid, NULL) != 0) {
+			free(uid);
+			continue;
+		}
+		*uids = xreallocarray(*uids, *n + 1, sizeof **uids);
+		(*uids)[(*n)++] = uid;
+	}
+	closedir(d);
+	free(prefix);
+	return (0);
 }
 
 char *

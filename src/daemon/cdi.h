@@ -60,6 +60,14 @@ char	*cdi_spec_text(const char *driver, const char *uid,
 int	cdi_remove(const char *dir, const char *driver, const char *uid,
 	    char **cause);
 
+/*
+ * The claim uids of the driver's specs in dir (names cdi_write would give,
+ * uids cdi_check_uid accepts), *uids and each uid for the caller to free;
+ * an absent dir has none. 0, or a negative errno and a cause.
+ */
+int	cdi_list(const char *dir, const char *driver, char ***uids, size_t *n,
+	    char **cause);
+
 /* 0 when cdi_write would accept the name, else -EINVAL and a cause. */
 int	cdi_check_driver(const char *driver, char **cause);
 int	cdi_check_uid(const char *uid, char **cause);

@@ -47,6 +47,7 @@
 
 enum check_step {
 	STEP_CDI = 0,
+	STEP_CDI_LEFT,
 	STEP_SNAPSHOT,
 	STEP_JOURNAL_PREV,
 	STEP_JOURNAL,
@@ -184,6 +185,43 @@ check_spec(struct check *j, const char *uid)
 	free(buf);
 	free(why);
 	free(path);
+}
+
+/*
+ * The specs of claims not held, left by a release whose removal failed
+ * (or kept at a start that found the journal damaged): the runtime would
+ * still hand their CPUs to a container that names them.
+ */
+static void
+check_left_specs(struct check *j)
+{
+	struct server	 *srv = j->srv;
+	char		**uids = NULL, *why = NULL, *what, *path;
+	size_t		  i, n = 0;
+
+	if (!srv->cfg->dra_enabled)
+		return;
+	if (cdi_list(srv->opts.cdi_dir, srv->cfg->dra_driver_name, &uids, &n,
+	    &why) != 0) {
+		violations_add(&j->vs, "cdi", srv->opts.cdi_dir, "the CDI "
+		    "folder cannot be read: %s", why);
+		free(why);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (policy_claim_cpus(srv->policy, uids[i]) == NULL) {
+			what = claim_what(uids[i]);
+			path = cdi_path(srv->opts.cdi_dir,
+			    srv->cfg->dra_driver_name, uids[i]);
+			violations_add(&j->vs, "cdi", what, "a CDI spec is "
+			    "left for it (%s) but it is not held: a container "
+			    "naming it would get CPUs nobody holds", path);
+			free(path);
+			free(what);
+		}
+		free(uids[i]);
+	}
+	free(uids);
 }
 
 static void
@@ -453,7 +491,11 @@ step_cb(evutil_socket_t fd, short what, void *arg)
 		if (j->next < j->nuids)
 			check_spec(j, j->uids[j->next++]);
 		if (j->next >= j->nuids)
-			j->step = STEP_SNAPSHOT;
+			j->step = STEP_CDI_LEFT;
+		break;
+	case STEP_CDI_LEFT:
+		check_left_specs(j);
+		j->step = STEP_SNAPSHOT;
 		break;
 	case STEP_SNAPSHOT:
 		read_snapshot(j);

@@ -17,7 +17,6 @@
 #include <sys/queue.h>
 #include <sys/stat.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -612,41 +611,35 @@ static void
 tidy_specs(struct dra *d)
 {
 	struct server	*srv = d->srv;
-	struct dirent	*de;
-	DIR		*dir;
-	char		*prefix, *uid, *cause = NULL;
-	size_t		 plen, len;
+	char		**uids = NULL, *cause = NULL;
+	size_t		  i, n = 0;
 
 	if (srv->journal_damaged) {
 		log_warnx("the state journal is damaged: CDI specs of claims "
 		    "not held are kept, as their claims may have been lost");
 		return;
 	}
-	if ((dir = opendir(srv->opts.cdi_dir)) == NULL)
+	if (cdi_list(srv->opts.cdi_dir, d->driver, &uids, &n, &cause) != 0) {
+		log_warnx("%s", cause);
+		free(cause);
 		return;
-	xasprintf(&prefix, "%s-%s_", d->driver, CDI_CLASS);
-	plen = strlen(prefix);
-	while ((de = readdir(dir)) != NULL) {
-		len = strlen(de->d_name);
-		if (len <= plen + 5 || strncmp(de->d_name, prefix, plen) != 0 ||
-		    strcmp(de->d_name + len - 5, ".json") != 0)
-			continue;
-		uid = xstrndup(de->d_name + plen, len - plen - 5);
-		if (cdi_check_uid(uid, NULL) == 0 &&
-		    policy_claim_cpus(srv->policy, uid) == NULL) {
-			if (cdi_remove(srv->opts.cdi_dir, d->driver, uid,
-			    &cause) != 0) {
-				log_warnx("%s", cause);
-				free(cause);
-				cause = NULL;
-			} else
-				log_info("removed the CDI spec of claim %s, "
-				    "which is not held", uid);
-		}
-		free(uid);
 	}
-	closedir(dir);
-	free(prefix);
+	for (i = 0; i < n; i++) {
+		if (policy_claim_cpus(srv->policy, uids[i]) != NULL) {
+			free(uids[i]);
+			continue;
+		}
+		if (cdi_remove(srv->opts.cdi_dir, d->driver, uids[i],
+		    &cause) != 0) {
+			log_warnx("%s", cause);
+			free(cause);
+			cause = NULL;
+		} else
+			log_info("removed the CDI spec of claim %s, which is "
+			    "not held", uids[i]);
+		free(uids[i]);
+	}
+	free(uids);
 }
 
 int

@@ -147,6 +147,24 @@ def test_cdi_specs_edited_and_deleted_are_named():
         env.k.unprepare([kubelet.Claim("default", "x", b)])
         assert not os.path.exists(path_b)
         assert_clean(env, 1, 4)
+
+        # A spec left behind for a claim not held is named.
+        left = "0badc0de-left-over"
+        path_left = kubelet.cdi_path(env.cdi_dir, left)
+        with open(path_left, "w") as f:
+            f.write(original_b.replace(b, left))
+        # Not ours: another driver's spec, a stray file.
+        with open(os.path.join(env.cdi_dir, "other.example.com-device_"
+                               + left + ".json"), "w") as f:
+            f.write("{}")
+        rc, lines, err = check(env)
+        assert rc == EXIT_VIOLATIONS, (rc, lines, err)
+        assert lines == [
+            "cdi: claim %s: a CDI spec is left for it (%s) but it is not "
+            "held: a container naming it would get CPUs nobody holds"
+            % (left, path_left)], lines
+        os.unlink(path_left)
+        assert_clean(env, 1, 4)
         env.stop()
 
 
