@@ -304,17 +304,14 @@ static void
 cc_patch_send(struct cc_patch *p)
 {
 	struct clustercfg	*cc = p->cc;
-	char			*path, *ns, *name;
+	char			*path, *name;
 
 	if (p->sent != NULL || p->doc == NULL)
 		return;
 	if (p->timer != NULL)
 		evtimer_del(p->timer);
-	ns = kube_escape(cc->ns);
 	name = kube_escape(p->name);
-	xasprintf(&path, "/apis/config.nri/v1alpha1/namespaces/%s/"
-	    "topologyawarepolicies/%s/status", ns, name);
-	free(ns);
+	xasprintf(&path, "%s/%s/status", cc->path, name);
 	free(name);
 	p->sent = p->doc;
 	p->doc = NULL;
@@ -409,6 +406,19 @@ cc_set_objects(struct clustercfg *cc, const json_t *items)
 	cc->objs_listed = 1;
 }
 
+/* The config text of obj's spec (fleet_spec_config) and the name it goes
+ * by in messages. */
+static int
+cc_spec_text(struct clustercfg *cc, const char *name, const json_t *obj,
+    char **text, size_t *len, char ***warnings, size_t *nwarnings,
+    char **source, char **cause)
+{
+	xasprintf(source, "TopologyAwarePolicy %s/%s generation %lld",
+	    cc->ns, name, (long long)cc_generation(obj));
+	return (fleet_spec_config(json_object_get(obj, "spec"), text, len,
+	    warnings, nwarnings, cause));
+}
+
 /*
  * The scope rules over the objects known now, then the chosen object's
  * spec through the reload path. force: apply even the generation applied
@@ -456,10 +466,8 @@ cc_evaluate(struct clustercfg *cc, int force, const char *why, char **err)
 	    cc->tried.generation == generation)
 		return (1);
 
-	xasprintf(&source, "TopologyAwarePolicy %s/%s generation %lld",
-	    cc->ns, name, (long long)generation);
-	if ((rc = fleet_spec_config(json_object_get(obj, "spec"), &text, &len,
-	    &warnings, &nwarnings, &cause)) == 0) {
+	if ((rc = cc_spec_text(cc, name, obj, &text, &len, &warnings,
+	    &nwarnings, &source, &cause)) == 0) {
 		for (n = 0; n < nwarnings; n++)
 			log_warnx("%s: %s", source, warnings[n]);
 		rc = server_reload_text(cc->srv, why, source, text, len,
@@ -639,25 +647,23 @@ cc_read_cb(void *arg, int status, json_t *body, const char *error)
 	struct clustercfg	*cc = rd->cc;
 	struct server		*srv = cc->srv;
 	json_t			*items, *reply = NULL;
-	char			*err = NULL;
+	char			*err = NULL, *what;
 	int			 rc;
 
 	rd->req = NULL;
 	items = json_object_get(body, "items");
 	if (status != 200 || !json_is_array(items)) {
+		if (status == 0)
+			xasprintf(&what, "%s", error != NULL ? error :
+			    "no answer");
+		else
+			xasprintf(&what, "HTTP %d: %s", status, status ==
+			    200 ? "no items" : error != NULL ? error :
+			    "error");
 		xasprintf(&err, "cannot read the TopologyAwarePolicy objects "
-		    "of namespace %s from the API server: %s%s; configuration "
-		    "generation %u stays", cc->ns, status != 0 ? "HTTP " : "",
-		    status != 0 ? (status == 200 ? "200 without items" :
-		    "error") : (error != NULL ? error : "no answer"),
-		    srv->generation);
-		if (status != 0 && status != 200 && error != NULL) {
-			free(err);
-			xasprintf(&err, "cannot read the TopologyAwarePolicy "
-			    "objects of namespace %s from the API server: "
-			    "HTTP %d: %s; configuration generation %u stays",
-			    cc->ns, status, error, srv->generation);
-		}
+		    "of namespace %s from the API server: %s; configuration "
+		    "generation %u stays", cc->ns, what, srv->generation);
+		free(what);
 		log_warnx("reload (%s): %s", rd->why, err);
 	} else {
 		/* What the API server says now is the truth; the watch
@@ -717,12 +723,13 @@ clustercfg_current(struct clustercfg *cc, char **text, size_t *len,
 
 	if ((rc = cc_chosen(cc, &name, &obj, cause)) != 0)
 		return (rc);
-	if ((rc = fleet_spec_config(json_object_get(obj, "spec"), text, len,
-	    &warnings, &nwarnings, cause)) != 0)
+	if ((rc = cc_spec_text(cc, name, obj, text, len, &warnings,
+	    &nwarnings, source, cause)) != 0) {
+		free(*source);
+		*source = NULL;
 		return (rc);
+	}
 	fleet_warnings_free(warnings, nwarnings);
-	xasprintf(source, "TopologyAwarePolicy %s/%s generation %lld",
-	    cc->ns, name, (long long)cc_generation(obj));
 	return (0);
 }
 

@@ -99,6 +99,24 @@ config_load(const char *path, const char *text, size_t len,
 	return (0);
 }
 
+/*
+ * The config bytes to start with, and what names them: the file's (no
+ * text when it is absent: the defaults), or with the cluster source the
+ * ones kept from the cluster (*kept: their object; no text: none kept).
+ */
+static int
+start_text(const struct server_opts *o, char **text, size_t *len,
+    json_t **kept, const char **what, char **cause)
+{
+	*kept = NULL;
+	if (!o->config_cluster) {
+		*what = o->config_path;
+		return (config_read(o->config_path, text, len, cause));
+	}
+	*what = "kept from the cluster";
+	return (clustercfg_kept_read(o->state_dir, text, len, kept, cause));
+}
+
 int
 server_check_config(const struct server_opts *o, char **cause)
 {
@@ -109,18 +127,12 @@ server_check_config(const struct server_opts *o, char **cause)
 	size_t		 len = 0;
 	int		 rc;
 	json_t		*kept = NULL;
-	const char	*what = o->config_path;
+	const char	*what;
 
-	/* The cluster source: the config kept from it, if any. */
 	if ((rc = sysfs_discover(o->sysfs_root, &t, cause)) == 0 &&
-	    (rc = o->config_cluster ? clustercfg_kept_read(o->state_dir,
-	    &text, &len, &kept, cause) : config_read(o->config_path, &text,
-	    &len, cause)) == 0) {
-		if (o->config_cluster)
-			what = "kept from the cluster";
-		if ((rc = config_load(what, text, len, &cfg, cause)) == 0)
-			rc = policy_new(t, cfg, &P, cause);
-	}
+	    (rc = start_text(o, &text, &len, &kept, &what, cause)) == 0 &&
+	    (rc = config_load(what, text, len, &cfg, cause)) == 0)
+		rc = policy_new(t, cfg, &P, cause);
 	json_decref(kept);
 	policy_free(P);
 	config_free(cfg);
@@ -365,25 +377,22 @@ open:
 static int
 start_config(struct server *srv, char **cause)
 {
-	const struct server_opts	*o = &srv->opts;
-	char				*why = NULL;
-	int				 rc;
+	const char	*what;
+	int		 rc;
 
-	if (!o->config_cluster) {
-		if ((rc = config_read(o->config_path, &srv->cfg_text,
-		    &srv->cfg_textlen, cause)) != 0)
-			return (rc);
-		return (config_load(o->config_path, srv->cfg_text,
-		    srv->cfg_textlen, &srv->cfg, cause));
-	}
-	if (clustercfg_kept_read(o->state_dir, &srv->cfg_text,
-	    &srv->cfg_textlen, &srv->cluster_kept, &why) == 0 &&
-	    config_load("kept from the cluster", srv->cfg_text,
-	    srv->cfg_textlen, &srv->cfg, &why) == 0)
+	if ((rc = start_text(&srv->opts, &srv->cfg_text, &srv->cfg_textlen,
+	    &srv->cluster_kept, &what, cause)) == 0 &&
+	    (rc = config_load(what, srv->cfg_text, srv->cfg_textlen,
+	    &srv->cfg, cause)) == 0)
 		return (0);
+	/* A bad file is the operator's to mend; a bad kept config is not
+	 * a reason to stay down. */
+	if (!srv->opts.config_cluster)
+		return (rc);
 	log_warnx("%s; starting with the built-in defaults until the API "
-	    "server answers", why);
-	free(why);
+	    "server answers", *cause);
+	free(*cause);
+	*cause = NULL;
 	free(srv->cfg_text);
 	srv->cfg_text = NULL;
 	srv->cfg_textlen = 0;
@@ -1270,6 +1279,20 @@ reload_init(struct reload *r, const char *path)
 	policy_effects_init(&r->fx);
 }
 
+/* The reload of text (len bytes, copied) instead of the file's, named
+ * path in messages. */
+static void
+reload_give(struct reload *r, const char *path, const char *text,
+    size_t len)
+{
+	r->path = path;
+	r->given = 1;
+	r->text = xmalloc(len + 1);
+	memcpy(r->text, text, len);
+	r->text[len] = '\0';
+	r->len = len;
+}
+
 static void
 reload_clear(struct reload *r)
 {
@@ -1376,11 +1399,7 @@ server_reload_text(struct server *srv, const char *why, const char *source,
 	struct reload	 r;
 
 	reload_init(&r, source);
-	r.given = 1;
-	r.text = xmalloc(len + 1);
-	memcpy(r.text, text, len);
-	r.text[len] = '\0';
-	r.len = len;
+	reload_give(&r, source, text, len);
 	return (reload_run(srv, why, &r, cause));
 }
 
@@ -1498,28 +1517,19 @@ server_reload_dry(struct server *srv, const char *text, size_t len)
 	reload_init(&r, srv->opts.config_path);
 	if (text == NULL && srv->cluster != NULL) {
 		/* The cluster source's object as the watch has it now. */
+		r.path = "from the cluster";
 		if (clustercfg_current(srv->cluster, &r.text, &r.len,
-		    &r.source, &err) != 0) {
-			out = json_pack("{s:b, s:i, s:b, s:o, s:[], s:[], "
-			    "s:[]}", "dryRun", 1, "generation",
-			    (int)srv->generation, "unchanged", 0, "refused",
-			    text_json(err), "warnings", "containers",
-			    "claims");
-			free(err);
-			reload_clear(&r);
-			return (out);
+		    &r.source, &err) == 0) {
+			r.path = r.source;
+			r.given = 1;
 		}
-		r.path = r.source;
-		r.given = 1;
-	} else if (text != NULL) {
-		r.path = "sent over the admin socket";
-		r.given = 1;
-		r.text = xmalloc(len + 1);
-		memcpy(r.text, text, len);
-		r.text[len] = '\0';
-		r.len = len;
-	}
-	(void)reload_begin(srv, &r, &err);
+	} else if (text != NULL)
+		reload_give(&r, "sent over the admin socket", text, len);
+	/* Without an object there is nothing to try: refused as it is. */
+	if (err != NULL)
+		r.rule = RELOAD_REFUSED;
+	else
+		(void)reload_begin(srv, &r, &err);
 	if (r.rule == RELOAD_AGAIN)
 		err = xstrdup(srv->last_reload.error != NULL ?
 		    srv->last_reload.error : "refused");

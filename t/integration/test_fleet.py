@@ -107,6 +107,9 @@ def test_scopes_and_their_precedence():
         env.api.delete_policy(NS, "default")
         wait_for(lambda: source(env)["noObject"], "no object")
         assert reserved(env) == "cpuset:3"
+        dry = env.admin("reload", "--dry-run")
+        assert dry["refused"] and "no TopologyAwarePolicy" in \
+            dry["refused"] and not dry["unchanged"], dry
         assert env.status()["configGeneration"] == gen + 4
         env.stop()
 
@@ -317,6 +320,13 @@ def test_damaged_kept_config():
         with open(os.path.join(env.d.state_dir, "cluster-config.json"),
                   "w") as f:
             f.write("{not json")
+        # -n checks the kept config with the cluster source, not the file.
+        exe = os.path.join(tap.builddir(), "topoawared")
+        p = subprocess.run([exe, "-n", "--config-source", "cluster",
+                            "--sysfs-root", tap.sysfs("server"),
+                            "--state-dir", env.d.state_dir],
+                           capture_output=True, text=True, timeout=30)
+        assert p.returncode == 1 and "kept cluster config" in p.stderr, p
         env.api.set_policy(NS, "default", spec("3"))
         env.start()
         wait_applied(env, "default", "3")
