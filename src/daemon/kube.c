@@ -169,7 +169,7 @@ kube_retryable(CURLcode rc)
 }
 
 /* The message of a Kubernetes Status answer, if that is what came. */
-static char *
+char *
 kube_status_message(const char *resp, size_t len)
 {
 	json_t		*j, *m;

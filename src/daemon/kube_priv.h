@@ -68,4 +68,8 @@ void	kube_watch_after(struct kube *);
 void	kube_watch_free_all(struct kube *);
 int	kube_watch_count(const struct kube *);
 
+/* The message of a Status answer (resp, len bytes), escaped for the log,
+ * or NULL (caller frees). */
+char	*kube_status_message(const char *resp, size_t len);
+
 #endif

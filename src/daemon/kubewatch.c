@@ -405,23 +405,6 @@ kube_watch_after(struct kube *k)
 	k->busy--;
 }
 
-/* The message of a Status answer, escaped, or NULL. */
-static char *
-kube_watch_errmsg(const struct kube_watch *w)
-{
-	json_t	*j, *m;
-	char	*out = NULL;
-
-	if (w->errlen == 0 ||
-	    (j = json_loadb(w->errbody, w->errlen, 0, NULL)) == NULL)
-		return (NULL);
-	m = json_object_get(j, "message");
-	if (json_is_string(m))
-		out = log_escape(json_string_value(m), 200);
-	json_decref(j);
-	return (out);
-}
-
 void
 kube_watch_done(struct kube *k, CURL *easy, CURLcode rc)
 {
@@ -465,7 +448,7 @@ kube_watch_done(struct kube *k, CURL *easy, CURLcode rc)
 		xasprintf(&why, "watch %s: %s", w->url, w->errbuf[0] != '\0' ?
 		    w->errbuf : curl_easy_strerror(rc));
 	else if (code != 200) {
-		msg = kube_watch_errmsg(w);
+		msg = kube_status_message(w->errbody, w->errlen);
 		xasprintf(&why, "watch %s: HTTP %ld%s%s", w->url, code,
 		    msg != NULL ? ": " : "", msg != NULL ? msg : "");
 		free(msg);
