@@ -21,9 +21,16 @@ machine judge by the CPU figures:
   start_to_ready_ms            exec to READY=1 (median of 5)
   rss_idle_kib, rssanon_idle_kib   VmRSS and RssAnon, synchronized, empty
   sync_1000_cpu_ms             daemon CPU for one Synchronize of 1,000
+                               the node had never seen (each makes the
+                               inode of its resources.sh folder or link)
   sync_1000_ms                 its round trip until every one is pinned
   prepare_cpu_us, prepare_p50_us, prepare_p99_us
-                               NodePrepareResources of a 1-CPU claim
+                               NodePrepareResources of a 1-CPU claim,
+                               the first claims the node sees (each
+                               makes its CDI spec's inode)
+  prepare_again_cpu_us, ...    the same after the events below, as on a
+                               node where claims come and go (specs
+                               reuse the inodes of the ones removed)
   rss_loaded_kib, rssanon_loaded_kib   with the containers
   create_be_cpu_us, create_be_p50_us, create_be_p99_us
                                CreateContainer, BestEffort
@@ -33,6 +40,10 @@ machine judge by the CPU figures:
   unprepare_cpu_us, unprepare_p50_us, unprepare_p99_us
                                NodeUnprepareResources
   reload_cpu_us, reload_p50_us  a reload that changes the config
+  sync_1000_restart_cpu_ms, sync_1000_restart_ms
+                               the Synchronize of the same containers
+                               after a restart of the daemon (an
+                               upgrade): its state and files are there
   scale_create_be_cpu_us{held=N}   BestEffort create with N containers
                                held (100, 1,000, 4,000), and
   scale_ratio_4000_100         the 4,000 figure over the 100 one, on
@@ -196,10 +207,14 @@ def bench_machine(name, root, work):
         # there the event figures would be its own.
         if len(s.machine.online) <= 2048:
             events(s, rt, k, name, prepares(s, rt, k, api, name))
+            # The same again on a node that has had claims and
+            # containers come and go: the inodes they left are reused.
+            prepares(s, rt, k, api, name, "prepare_again")
         else:
             print("# %s: event figures skipped: the runtime simulator "
                   "cannot keep up with this machine's updates" % name,
                   flush=True)
+        restart_sync(s, rt, name)
         k.close()
         s.stop()
     finally:
@@ -211,7 +226,19 @@ def bench_machine(name, root, work):
     scaling(name, root, work)
 
 
-def prepares(s, rt, k, api, name):
+def restart_sync(s, rt, name):
+    """The daemon restarted (an upgrade) on the node it served: its state
+    and files are there, and the runtime synchronizes what it runs."""
+    s.d.stop()
+    rt.drop()
+    s.d.start(timeout=60)
+    cpu, wall = sync(s, rt)
+    s.wait_status(lambda st: st["nri"]["synchronized"], timeout=60)
+    report("sync_1000_restart_cpu_ms", name, cpu * 1000, "ms")
+    report("sync_1000_restart_ms", name, wall * 1000, "ms")
+
+
+def prepares(s, rt, k, api, name, prefix="prepare"):
     """Claims of one CPU, spread over the nodes that have room for one
     (with the Go policy's placement, shared containers gather on some
     nodes and leave them none); [] when the runtime simulator falls behind
@@ -259,8 +286,9 @@ def prepares(s, rt, k, api, name):
     if full:
         print("# %s: %d claims; nodes %s had no CPU left to claim" %
               (name, len(claims), sorted(full)), flush=True)
-    report("prepare_cpu_us", name, spent / 1e3 / max(1, len(claims)), "us")
-    report_latencies("prepare", name, lat)
+    report(prefix + "_cpu_us", name, spent / 1e3 / max(1, len(claims)),
+           "us")
+    report_latencies(prefix, name, lat)
     return claims
 
 

@@ -24,9 +24,9 @@ main(int argc, char **argv)
 	int	 rc, i;
 
 	if (argc == 5 && strcmp(argv[1], "-r") == 0)
-		rc = cdi_remove(argv[2], argv[3], argv[4], &cause);
+		rc = cdi_remove(NULL, argv[2], argv[3], argv[4], &cause);
 	else if (argc >= 4) {
-		rc = cdi_write(argv[1], argv[2], argv[3],
+		rc = cdi_write(NULL, argv[1], argv[2], argv[3],
 		    (const char *const *)argv + 4, (size_t)(argc - 4), &cause);
 		if (rc == 0) {
 			s = cdi_path(argv[1], argv[2], argv[3]);

@@ -118,6 +118,27 @@ debug_crash(const char *name)
 #endif
 
 int
+atomicfile_fill(const char *path, const char *data, size_t len,
+    char **cause)
+{
+	int	fd, rc = 0;
+
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)) == -1 &&
+	    errno == ENOENT && (fd = open(path, O_WRONLY | O_CREAT | O_EXCL |
+	    O_CLOEXEC | O_NOFOLLOW, 0644)) != -1 && fchmod(fd, 0644) == -1)
+		rc = atomicfile_syserr(cause, "fchmod", path);
+	else if (fd == -1)
+		return (atomicfile_syserr(cause, "open", path));
+	else if (write_all(fd, data, len) == -1)
+		rc = atomicfile_syserr(cause, "write", path);
+	else if (ftruncate(fd, (off_t)len) == -1)
+		rc = atomicfile_syserr(cause, "ftruncate", path);
+	if (close(fd) == -1 && rc == 0)
+		rc = atomicfile_syserr(cause, "close", path);
+	return (rc);
+}
+
+int
 atomicfile_replace(const char *dir, const char *name, const char *data,
     size_t len, mode_t mode, int durable, char **cause)
 {

@@ -20,6 +20,14 @@
  */
 int	atomicfile_replace(const char *dir, const char *name, const char *data,
 	    size_t len, mode_t mode, int durable, char **cause);
+/*
+ * Writes data over the file at path from its start and cuts it there
+ * (made, mode 0644, when absent; a link is not followed): for a file
+ * nobody reads yet, about to be renamed into place, whose inode is
+ * reused. Not synced. 0 or a negative errno and a cause.
+ */
+int	atomicfile_fill(const char *path, const char *data, size_t len,
+	    char **cause);
 /* fsync a folder after a rename or unlink in it (EINVAL is no error). */
 int	atomicfile_sync_dir(const char *dir, char **cause);
 

@@ -28,6 +28,7 @@
 #include "log.h"
 #include "policy.h"
 #include "readfile.h"
+#include "spares.h"
 #include "xmalloc.h"
 
 /* Bad names are echoed in causes cut to this many bytes. */
@@ -235,9 +236,34 @@ cdi_ensure_dir(const char *dir, char **cause)
 	return (0);
 }
 
+/*
+ * The spec written into a spare and renamed into place, as atomic for
+ * readers as atomicfile_replace without a new inode; 0, or -1 (the
+ * spare, if any, removed) for the caller to write it the usual way.
+ */
+static int
+cdi_put_spare(struct spares *sp, const char *path, const char *data,
+    size_t len)
+{
+	char	*spare;
+	int	 rc;
+
+	if (sp == NULL || (spare = spares_take(sp, "")) == NULL)
+		return (-1);
+	if ((rc = atomicfile_fill(spare, data, len, NULL)) == 0 &&
+	    rename(spare, path) == -1)
+		rc = -1;
+	if (rc != 0) {
+		(void)unlink(spare);
+		rc = -1;
+	}
+	free(spare);
+	return (rc);
+}
+
 int
-cdi_write(const char *dir, const char *driver, const char *uid,
-    const char *const *edits, size_t n, char **cause)
+cdi_write(struct spares *sp, const char *dir, const char *driver,
+    const char *uid, const char *const *edits, size_t n, char **cause)
 {
 	char	*path, *data, *old = NULL, *why = NULL;
 	size_t	 i, oldlen;
@@ -262,7 +288,8 @@ cdi_write(const char *dir, const char *driver, const char *uid,
 	if (readfile(path, NULL, CDI_SPEC_MAX, &old, &oldlen, &why) == 0 &&
 	    oldlen == strlen(data) && memcmp(old, data, oldlen) == 0)
 		rc = 0;
-	else if ((rc = cdi_ensure_dir(dir, cause)) == 0)
+	else if ((rc = cdi_ensure_dir(dir, cause)) == 0 &&
+	    cdi_put_spare(sp, path, data, strlen(data)) != 0)
 		rc = atomicfile_replace(dir, path + strlen(dir) + 1, data,
 		    strlen(data), 0644, 0, cause);
 	free(why);
@@ -273,11 +300,13 @@ cdi_write(const char *dir, const char *driver, const char *uid,
 }
 
 int
-cdi_remove(const char *dir, const char *driver, const char *uid,
-    char **cause)
+cdi_remove(struct spares *sp, const char *dir, const char *driver,
+    const char *uid, char **cause)
 {
-	char	*path, *tmp;
-	int	 rc;
+	struct stat	 st;
+	const char	*kept;
+	char		*path, *tmp;
+	int		 rc;
 
 	if ((rc = cdi_check_driver(driver, cause)) != 0 ||
 	    (rc = cdi_check_uid(uid, cause)) != 0)
@@ -288,8 +317,12 @@ cdi_remove(const char *dir, const char *driver, const char *uid,
 	 * A dir that is not a folder holds no spec either. The removal is
 	 * not synced: a spec back after a crash names a claim the journal
 	 * no longer holds, and goes at the next start (dra.c tidy_specs).
+	 * Kept as a spare, it is emptied: no stale spec lies about.
 	 */
-	if (unlink(path) == -1 && errno != ENOENT && errno != ENOTDIR) {
+	if (sp != NULL && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (kept = spares_keep(sp, "", path)) != NULL)
+		(void)truncate(kept, 0);
+	else if (unlink(path) == -1 && errno != ENOENT && errno != ENOTDIR) {
 		rc = atomicfile_syserr(cause, "unlink", path);
 		goto out;
 	}
@@ -301,4 +334,22 @@ out:
 	free(tmp);
 	free(path);
 	return (rc);
+}
+
+/* A spare found in the CDI folder: a plain file (anything else with our
+ * prefix is left alone: the folder is shared). */
+static int
+cdi_spare_fits(const char *path, const char *key, void *arg)
+{
+	struct stat	st;
+
+	(void)arg;
+	return (*key == '\0' && lstat(path, &st) == 0 && S_ISREG(st.st_mode));
+}
+
+struct spares *
+cdi_spares_new(const char *dir)
+{
+	return (spares_new(dir, CDI_SPARES, CDI_SPARES_CAP, cdi_spare_fits,
+	    NULL));
 }

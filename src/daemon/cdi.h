@@ -14,6 +14,8 @@
 
 #include <stddef.h>
 
+struct spares;
+
 /* The lowest version that allows device names starting with a digit and
  * the one every DRA-capable containerd reads (protocols.md §6.4). */
 #define CDI_VERSION		"0.5.0"
@@ -45,8 +47,8 @@
  * kubelet can use it. On error the old spec, if any, is left as it was
  * and no temporary file stays behind.
  */
-int	cdi_write(const char *dir, const char *driver, const char *uid,
-	    const char *const *edits, size_t n, char **cause);
+int	cdi_write(struct spares *, const char *dir, const char *driver,
+	    const char *uid, const char *const *edits, size_t n, char **cause);
 
 /*
  * The bytes cdi_write writes for these edits (caller frees), unchecked:
@@ -57,8 +59,19 @@ char	*cdi_spec_text(const char *driver, const char *uid,
 
 /* Removes the claim's spec (and a leftover temporary file); an absent one,
  * or an absent dir, is not an error. */
-int	cdi_remove(const char *dir, const char *driver, const char *uid,
-	    char **cause);
+int	cdi_remove(struct spares *, const char *dir, const char *driver,
+	    const char *uid, char **cause);
+/*
+ * The spares (spares.h) of the CDI folder dir, for cdi_write and
+ * cdi_remove (NULL: none kept): a removed spec is emptied and kept under
+ * a hidden name that no CDI reader loads (CDI_SPARES<n>, not .json nor
+ * .yaml), and the next spec written goes into it and is renamed into
+ * place, instead of making and freeing an inode per claim. At most
+ * CDI_SPARES_CAP are kept.
+ */
+#define CDI_SPARES	".topoaware-spare."
+#define CDI_SPARES_CAP	128
+struct spares	*cdi_spares_new(const char *dir);
 
 /*
  * The claim uids of the driver's specs in dir (names cdi_write would give,

@@ -507,7 +507,7 @@ unprepare(struct h2_call *call, const uint8_t *msg, size_t len, void *arg)
 			xasprintf(&errors[n], "cannot release: %s", cause);
 			free(cause);
 			cause = NULL;
-		} else if (cdi_remove(srv->opts.cdi_dir, d->driver, uid,
+		} else if (cdi_remove(srv->cdi_spares, srv->opts.cdi_dir, d->driver, uid,
 		    &cause) != 0) {
 			xasprintf(&errors[n], "cannot remove the CDI spec: %s",
 			    cause);
@@ -587,7 +587,7 @@ rewrite_specs(struct dra *d)
 	for (i = 0; i < n; i++) {
 		if ((k = policy_claim_edits(srv->policy, uids[i], &edits)) <= 0)
 			continue;
-		if (cdi_write(srv->opts.cdi_dir, d->driver, uids[i],
+		if (cdi_write(srv->cdi_spares, srv->opts.cdi_dir, d->driver, uids[i],
 		    (const char *const *)edits, (size_t)k, &cause) != 0) {
 			log_warnx("claim %s: cannot write its CDI spec again: "
 			    "%s", uids[i], cause);
@@ -629,7 +629,7 @@ tidy_specs(struct dra *d)
 			free(uids[i]);
 			continue;
 		}
-		if (cdi_remove(srv->opts.cdi_dir, d->driver, uids[i],
+		if (cdi_remove(srv->cdi_spares, srv->opts.cdi_dir, d->driver, uids[i],
 		    &cause) != 0) {
 			log_warnx("%s", cause);
 			free(cause);

@@ -25,6 +25,7 @@
 #include "metrics.h"
 #include "readfile.h"
 #include "resfile.h"
+#include "spares.h"
 #include "strmap.h"
 #include "xmalloc.h"
 
@@ -44,6 +45,7 @@ struct exports {
 	 * and without a digest has no file to read back (a Synchronize of
 	 * a thousand new ones would look a thousand times). */
 	struct strmap	*found;
+	struct spares	*spares;	/* of containers/ (resfile.h) */
 };
 
 /* A pool's file settled in this flush, for each of its containers. */
@@ -92,6 +94,7 @@ exports_new(const char *state_dir)
 	ex->digests = strmap_new();
 	ex->pools = strmap_new();
 	ex->fresh = strmap_new();
+	ex->spares = resfile_spares_new(state_dir);
 	return (ex);
 }
 
@@ -105,6 +108,7 @@ exports_free(struct exports *ex)
 	strmap_free_all(ex->pools, free);
 	strmap_free_all(ex->fresh, settled_free);
 	strmap_free(ex->found);
+	spares_free(ex->spares);
 	free(ex->dir);
 	free(ex);
 }
@@ -195,14 +199,13 @@ holds(struct exports *ex, struct strmap *m, const char *sub,
 }
 
 /*
- * kv as resources.sh text, written to sub/name by put when a digest of
- * what the file holds says it differs (a container's own file, or a
- * pool's); 0 when the file holds it now.
+ * kv as resources.sh text, written to sub/name when a digest of what the
+ * file holds says it differs (a pool's file when m is the pools' digests,
+ * else a container's own); 0 when the file holds it now.
  */
 static int
 put_text(struct exports *ex, struct strmap *m, const char *sub,
-    const char *name, const char *who, struct policy_kv *kv, int n,
-    int (*put)(const char *, const char *, const char *, size_t, char **))
+    const char *name, const char *who, struct policy_kv *kv, int n)
 {
 	char		*text = NULL, *cause = NULL;
 	size_t		 len;
@@ -215,7 +218,12 @@ put_text(struct exports *ex, struct strmap *m, const char *sub,
 	}
 	h = digest(text, len);
 	if (!holds(ex, m, sub, name, text, len, h)) {
-		if ((rc = put(ex->dir, name, text, len, &cause)) != 0)
+		if (m == ex->pools)
+			rc = resfile_put_pool(ex->dir, name, text, len, &cause);
+		else
+			rc = resfile_put(ex->spares, ex->dir, name, text, len,
+			    &cause);
+		if (rc != 0)
 			failed(m, name, cause);
 		else
 			set_digest(m, name, h);
@@ -244,7 +252,7 @@ export_pool(struct exports *ex, const struct policy *P, const struct pool *p)
 	st->link = digest_more(digest("->", 2), st->file, strlen(st->file));
 	if ((st->rc = policy_export_pool(P, p, &kv, &n)) == 0) {
 		st->rc = put_text(ex, ex->pools, "pools", st->file, p->name,
-		    kv, n, resfile_put_pool);
+		    kv, n);
 		policy_export_free(kv, n);
 	}
 	strmap_put(ex->fresh, p->name, st);
@@ -269,7 +277,7 @@ export_linked(struct exports *ex, const struct policy *P, const char *id,
 		set_digest(ex->digests, id, st->link);
 		return;
 	}
-	if (resfile_link(ex->dir, id, st->file, &cause) != 0) {
+	if (resfile_link(ex->spares, ex->dir, id, st->file, &cause) != 0) {
 		failed(ex->digests, id, cause);
 		return;
 	}
@@ -289,8 +297,7 @@ export_one(struct exports *ex, const struct policy *P, const char *id)
 	}
 	if (policy_export(P, id, &kv, &n) != 0)
 		return;
-	(void)put_text(ex, ex->digests, "containers", id, id, kv, n,
-	    resfile_put);
+	(void)put_text(ex, ex->digests, "containers", id, id, kv, n);
 	policy_export_free(kv, n);
 }
 
@@ -302,7 +309,7 @@ export_remove(struct exports *ex, const char *id)
 	free(strmap_del(ex->digests, id));
 	if (ex->found != NULL)
 		(void)strmap_del(ex->found, id);
-	if (resfile_remove(ex->dir, id, &cause) != 0) {
+	if (resfile_remove(ex->spares, ex->dir, id, &cause) != 0) {
 		log_warnx("%s", cause);
 		metrics_inc("errors", "kind", "export");
 		free(cause);
@@ -332,6 +339,13 @@ flush_one(const char *id, void *what, void *arg)
 		export_remove(f->ex, id);
 	else
 		export_one(f->ex, f->P, id);
+}
+
+int
+exports_prune(struct exports *ex, int (*keep)(const char *, void *),
+    void *arg, char **cause)
+{
+	return (resfile_prune(ex->spares, ex->dir, keep, arg, cause));
 }
 
 void

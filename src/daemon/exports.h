@@ -17,6 +17,11 @@ void		 exports_free(struct exports *);
 /* Queues a container's file to be written (or removed); 1 when it is
  * the first thing queued since the last flush. */
 int		 exports_later(struct exports *, const char *id, int remove);
+/* resfile_prune with the spares: removes the files of the containers
+ * keep() does not want; how many went, or a negative errno and *cause. */
+int		 exports_prune(struct exports *,
+		    int (*keep)(const char *id, void *), void *arg,
+		    char **cause);
 /* Writes or removes everything queued, as the policy says now. */
 void		 exports_flush(struct exports *, const struct policy *);
 

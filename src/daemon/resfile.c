@@ -24,9 +24,11 @@
 #include "atomicfile.h"
 #include "log.h"
 #include "resfile.h"
+#include "spares.h"
 #include "xmalloc.h"
 
-/* A container id is used as a file name: one plain path component. */
+/* A container id is used as a file name: one plain path component, and
+ * not a hidden one (those are the stages' and the spares'). */
 static int
 rf_check_id(const char *id, char **cause)
 {
@@ -38,8 +40,8 @@ rf_check_id(const char *id, char **cause)
 		if (*p == '/' || (unsigned char)*p < 0x20 || *p == 0x7f)
 			break;
 	}
-	if (*id != '\0' && *p == '\0' && strcmp(id, ".") != 0 &&
-	    strcmp(id, "..") != 0 && strlen(id) <= NAME_MAX)
+	if (*id != '\0' && *id != '.' && *p == '\0' &&
+	    strlen(id) <= NAME_MAX)
 		return (0);
 	esc = log_escape(id, 80);
 	rc = atomicfile_error(cause, EINVAL, "container id \"%s\" is not a safe file "
@@ -92,11 +94,18 @@ rf_var_cmp(const void *a, const void *b)
 /* The prefix of the names a container's next link or folder is staged
  * under in containers/. */
 #define RF_STAGE	".resfile-"
+/* The prefix of the spares in containers/ (spares.h): <n> a folder,
+ * <n>.<pool> a link to pools/<pool>. */
+#define RF_SPARES	".spare."
+/* How many spares a pool's links, and folders, keep at most. */
+#define RF_SPARES_CAP	128
 
 static char	*rf_live(const char *, const char *);
 static char	*rf_stage(const char *, const char *, const char *);
 static int	 rf_remove_any(const char *, char **);
-static int	 rf_swap_in(const char *, const char *, char **);
+static int	 rf_swap_in(struct spares *, const char *, const char *,
+		    char **);
+static char	*rf_link_target(const char *);
 
 /*
  * resources.sh is replaced often (every container whose shared CPUs
@@ -112,37 +121,13 @@ rf_replace_recycled(const char *idir, const char *data, size_t len,
     char **cause)
 {
 	char	*live, *spare, *old;
-	size_t	 done = 0;
-	ssize_t	 n;
-	int	 fd, rc = 0, kept;
+	int	 rc = 0, kept;
 
 	xasprintf(&live, "%s/%s", idir, RESFILE_NAME);
 	xasprintf(&spare, "%s/%s", idir, RF_SPARE);
 	xasprintf(&old, "%s/%s", idir, RF_OLD);
-	if ((fd = open(spare, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)) == -1 &&
-	    errno == ENOENT && (fd = open(spare, O_WRONLY | O_CREAT | O_EXCL |
-	    O_CLOEXEC | O_NOFOLLOW, 0644)) != -1 && fchmod(fd, 0644) == -1) {
-		rc = atomicfile_syserr(cause, "fchmod", spare);
+	if ((rc = atomicfile_fill(spare, data, len, cause)) != 0)
 		goto out;
-	}
-	if (fd == -1) {
-		rc = atomicfile_syserr(cause, "open", spare);
-		goto out;
-	}
-	while (done < len) {
-		if ((n = pwrite(fd, data + done, len - done, (off_t)done)) ==
-		    -1) {
-			if (errno == EINTR)
-				continue;
-			rc = atomicfile_syserr(cause, "write", spare);
-			goto out;
-		}
-		done += (size_t)n;
-	}
-	if (ftruncate(fd, (off_t)len) == -1) {
-		rc = atomicfile_syserr(cause, "ftruncate", spare);
-		goto out;
-	}
 	/* One exchange where the file system has it: the old file is then
 	 * the spare, whole. */
 	if (renameat2(AT_FDCWD, spare, AT_FDCWD, live, RENAME_EXCHANGE) == 0)
@@ -163,8 +148,6 @@ rf_replace_recycled(const char *idir, const char *data, size_t len,
 	if (kept && rename(old, spare) == -1)
 		(void)unlink(old);
 out:
-	if (fd != -1)
-		close(fd);
 	free(live);
 	free(spare);
 	free(old);
@@ -252,18 +235,54 @@ rf_put(const char *dir, const char *sub, const char *name, const char *data,
 	return (rc);
 }
 
+/*
+ * Writes data into a folder spare and puts it in live's place: renamed
+ * in where there was nothing, exchanged with a link (kept as a spare in
+ * turn). 0, or -1 with the spare removed.
+ */
+static int
+rf_put_spare(struct spares *sp, char *spare, const char *live, int fresh,
+    const char *data, size_t len)
+{
+	int	rc = -1;
+
+	if (rf_replace_recycled(spare, data, len, NULL) == 0)
+		rc = fresh ? rename(spare, live) : rf_swap_in(sp, spare, live,
+		    NULL);
+	if (rc != 0) {
+		(void)rf_remove_any(spare, NULL);
+		rc = -1;
+	}
+	free(spare);
+	return (rc);
+}
+
 int
-resfile_put(const char *dir, const char *id, const char *data,
-    size_t len, char **cause)
+resfile_put(struct spares *sp, const char *dir, const char *id,
+    const char *data, size_t len, char **cause)
 {
 	struct stat	 st;
 	char		*live, *stage;
-	int		 rc;
+	int		 rc, fresh, linked;
 
 	if ((rc = rf_check_id(id, cause)) != 0)
 		return (rc);
 	live = rf_live(dir, id);
-	if (lstat(live, &st) == -1 || !S_ISLNK(st.st_mode)) {
+	if (lstat(live, &st) == 0) {
+		fresh = 0;
+		linked = S_ISLNK(st.st_mode);
+	} else {
+		fresh = errno == ENOENT;
+		linked = 0;
+	}
+	/* A new folder, or one taking a link's place: a spare's, if any. */
+	if ((fresh || linked) && sp != NULL &&
+	    (stage = spares_take(sp, "")) != NULL &&
+	    rf_put_spare(sp, stage, live, fresh, data, len) == 0) {
+		free(live);
+		return (0);
+	}
+	if (!linked) {
 		free(live);
 		return (rf_put(dir, "containers", id, data, len, cause));
 	}
@@ -275,7 +294,7 @@ resfile_put(const char *dir, const char *id, const char *data,
 			rc = atomicfile_syserr(cause, "mkdir", stage);
 		else if ((rc = rf_replace_recycled(stage, data, len,
 		    cause)) == 0)
-			rc = rf_swap_in(stage, live, cause);
+			rc = rf_swap_in(sp, stage, live, cause);
 		if (rc != 0)
 			(void)rf_remove_any(stage, NULL);
 	}
@@ -385,24 +404,63 @@ rf_remove_any(const char *path, char **cause)
 	return (0);
 }
 
+/* The pool a link in containers/ points to, within buf; NULL if none. */
+static const char *
+rf_link_pool(const char *path, char *buf, size_t size)
+{
+	ssize_t	n;
+
+	if ((n = readlink(path, buf, size - 1)) <= 0)
+		return (NULL);
+	buf[n] = '\0';
+	if (strncmp(buf, "../pools/", 9) != 0 || buf[9] == '\0' ||
+	    strchr(buf + 9, '/') != NULL)
+		return (NULL);
+	return (buf + 9);
+}
+
+/*
+ * Whatever is at path goes: a folder, or a link to a pool, is kept as a
+ * spare when sp has room for it (its inode then serves a next
+ * container); else it is removed.
+ */
+static int
+rf_retire(struct spares *sp, const char *path, char **cause)
+{
+	struct stat	 st;
+	char		 buf[PATH_MAX];
+	const char	*key = NULL;
+
+	if (sp != NULL && lstat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			key = "";
+		else if (S_ISLNK(st.st_mode))
+			key = rf_link_pool(path, buf, sizeof buf);
+		if (key != NULL && spares_keep(sp, key, path) != NULL)
+			return (0);
+	}
+	return (rf_remove_any(path, cause));
+}
+
 /*
  * Puts staged (a link or a folder) in live's place at once: exchanged
- * with it, then what was live removed from the staged name; where the
+ * with it, then what was live retired from the staged name; where the
  * file system cannot exchange, live goes first and staged is renamed in.
  */
 static int
-rf_swap_in(const char *staged, const char *live, char **cause)
+rf_swap_in(struct spares *sp, const char *staged, const char *live,
+    char **cause)
 {
 	int	rc;
 
 	if (renameat2(AT_FDCWD, staged, AT_FDCWD, live, RENAME_EXCHANGE) ==
 	    0) {
-		(void)rf_remove_any(staged, NULL);
+		(void)rf_retire(sp, staged, NULL);
 		return (0);
 	}
 	if (errno != EINVAL && errno != ENOSYS)
 		return (atomicfile_syserr(cause, "rename", staged));
-	if ((rc = rf_remove_any(live, cause)) != 0)
+	if ((rc = rf_retire(sp, live, cause)) != 0)
 		return (rc);
 	if (rename(staged, live) == -1)
 		return (atomicfile_syserr(cause, "rename", staged));
@@ -411,24 +469,37 @@ rf_swap_in(const char *staged, const char *live, char **cause)
 
 /*
  * Makes a container's folder a link to its pool's folder, so that its
- * resources.sh is the pool's: one inode for a new container. An existing
- * link or folder is replaced at once.
+ * resources.sh is the pool's: a spare link to that pool renamed into
+ * place, else one new inode. An existing link or folder is replaced at
+ * once.
  */
 int
-resfile_link(const char *dir, const char *id, const char *pool, char **cause)
+resfile_link(struct spares *sp, const char *dir, const char *id,
+    const char *pool, char **cause)
 {
 	struct stat	 st;
-	char		*live, *tmp = NULL, *target, *cdir;
-	int		 rc = 0;
+	char		*live, *tmp = NULL, *target, *cdir, *spare;
+	int		 rc = 0, there;
 
 	if ((rc = rf_check_id(id, cause)) != 0 ||
 	    (rc = rf_check_id(pool, cause)) != 0)
 		return (rc);
 	live = rf_live(dir, id);
 	target = rf_link_target(pool);
-	if (symlink(target, live) == 0)
+	there = lstat(live, &st) == 0;
+	if (sp != NULL && (spare = spares_take(sp, pool)) != NULL) {
+		rc = there ? rf_swap_in(sp, spare, live, NULL) :
+		    rename(spare, live);
+		if (rc != 0)
+			(void)rf_remove_any(spare, NULL);
+		free(spare);
+		if (rc == 0)
+			goto out;
+		rc = 0;
+	}
+	if (!there && symlink(target, live) == 0)
 		goto out;
-	if (errno == ENOENT) {
+	if (!there && errno == ENOENT) {
 		/* The first container: containers/ is made. */
 		xasprintf(&cdir, "%s/containers", dir);
 		if (mkdir(cdir, 0700) == -1 && errno != EEXIST)
@@ -438,7 +509,7 @@ resfile_link(const char *dir, const char *id, const char *pool, char **cause)
 		free(cdir);
 		goto out;
 	}
-	if (errno != EEXIST) {
+	if (!there && errno != EEXIST) {
 		rc = atomicfile_syserr(cause, "symlink", live);
 		goto out;
 	}
@@ -449,12 +520,7 @@ resfile_link(const char *dir, const char *id, const char *pool, char **cause)
 		rc = atomicfile_syserr(cause, "symlink", tmp);
 		goto out;
 	}
-	if (lstat(live, &st) == 0 && S_ISLNK(st.st_mode)) {
-		if (rename(tmp, live) == -1)
-			rc = atomicfile_syserr(cause, "rename", tmp);
-	} else
-		rc = rf_swap_in(tmp, live, cause);
-	if (rc != 0)
+	if ((rc = rf_swap_in(sp, tmp, live, cause)) != 0)
 		(void)unlink(tmp);
 out:
 	free(tmp);
@@ -494,13 +560,14 @@ resfile_write(const char *dir, const char *id,
 	    (rc = resfile_render(id, vars, nvars, &data, &len,
 	    cause)) != 0)
 		return (rc);
-	rc = resfile_put(dir, id, data, len, cause);
+	rc = resfile_put(NULL, dir, id, data, len, cause);
 	free(data);
 	return (rc);
 }
 
 int
-resfile_remove(const char *dir, const char *id, char **cause)
+resfile_remove(struct spares *sp, const char *dir, const char *id,
+    char **cause)
 {
 	char	*live, *stage;
 	int	 rc;
@@ -508,7 +575,7 @@ resfile_remove(const char *dir, const char *id, char **cause)
 	if ((rc = rf_check_id(id, cause)) != 0)
 		return (rc);
 	live = rf_live(dir, id);
-	rc = rf_remove_any(live, cause);
+	rc = rf_retire(sp, live, cause);
 	/* What a crash may have left staged. */
 	stage = rf_stage(dir, id, "link");
 	(void)rf_remove_any(stage, NULL);
@@ -521,8 +588,8 @@ resfile_remove(const char *dir, const char *id, char **cause)
 }
 
 int
-resfile_prune(const char *dir, int (*keep)(const char *, void *),
-    void *arg, char **cause)
+resfile_prune(struct spares *sp, const char *dir,
+    int (*keep)(const char *, void *), void *arg, char **cause)
 {
 	struct dirent	*de;
 	DIR		*d;
@@ -547,9 +614,10 @@ resfile_prune(const char *dir, int (*keep)(const char *, void *),
 			free(path);
 			continue;
 		}
-		if (keep(de->d_name, arg))
+		/* No container's (ids are never hidden): the spares. */
+		if (de->d_name[0] == '.' || keep(de->d_name, arg))
 			continue;
-		if (resfile_remove(dir, de->d_name, &why) != 0) {
+		if (resfile_remove(sp, dir, de->d_name, &why) != 0) {
 			if (rc == 0) {
 				rc = -EIO;
 				*cause = why;
@@ -563,4 +631,36 @@ resfile_prune(const char *dir, int (*keep)(const char *, void *),
 	closedir(d);
 	free(cdir);
 	return (rc != 0 ? rc : n);
+}
+
+/* A spare found in containers/ at the first use: a folder for "", a link
+ * to its pool for a pool's name; anything else there goes. */
+static int
+rf_spare_fits(const char *path, const char *key, void *arg)
+{
+	struct stat	 st;
+	char		 buf[PATH_MAX];
+	const char	*pool;
+
+	(void)arg;
+	if (lstat(path, &st) == -1)
+		return (0);
+	if (*key == '\0' ? S_ISDIR(st.st_mode) : (S_ISLNK(st.st_mode) &&
+	    (pool = rf_link_pool(path, buf, sizeof buf)) != NULL &&
+	    strcmp(pool, key) == 0))
+		return (1);
+	(void)rf_remove_any(path, NULL);
+	return (0);
+}
+
+struct spares *
+resfile_spares_new(const char *dir)
+{
+	struct spares	*sp;
+	char		*cdir;
+
+	xasprintf(&cdir, "%s/containers", dir);
+	sp = spares_new(cdir, RF_SPARES, RF_SPARES_CAP, rf_spare_fits, NULL);
+	free(cdir);
+	return (sp);
 }

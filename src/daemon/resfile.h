@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 
+struct spares;
+
 #define RESFILE_NAME	"resources.sh"
 
 /* One line NAME="value" of resources.sh. */
@@ -22,8 +24,9 @@ struct resfile_var {
 /*
  * Writes <dir>/containers/<id>/resources.sh (mode 0644, as the Go policy)
  * atomically, one NAME="value" line per variable sorted by name. The id
- * must be a single safe path component: not empty, ".", "..", nor holding
- * '/' or control characters.
+ * must be a single safe path component: not empty, not starting with '.'
+ * (hidden names are the daemon's own), nor holding '/' or control
+ * characters.
  */
 int	resfile_write(const char *dir, const char *id,
 	    const struct resfile_var *, size_t, char **cause);
@@ -35,7 +38,7 @@ int	resfile_write(const char *dir, const char *id,
 int	resfile_render(const char *id,
 	    const struct resfile_var *, size_t, char **out, size_t *len,
 	    char **cause);
-int	resfile_put(const char *dir, const char *id,
+int	resfile_put(struct spares *, const char *dir, const char *id,
 	    const char *data, size_t len, char **cause);
 /*
  * pools/<pool>/resources.sh, as resfile_put writes a container's; pool is
@@ -51,18 +54,27 @@ char	*resfile_pool_name(const char *);
  * (../pools/<pool>), so that its resources.sh is the pool's, replacing
  * what was there at once; and whether it is that link already.
  */
-int	resfile_link(const char *dir, const char *id, const char *pool,
-	    char **cause);
+int	resfile_link(struct spares *, const char *dir, const char *id,
+	    const char *pool, char **cause);
 int	resfile_linked(const char *dir, const char *id, const char *pool);
 /* Removes the file and its folder; an absent one is not an error. */
-int	resfile_remove(const char *dir, const char *id,
+int	resfile_remove(struct spares *, const char *dir, const char *id,
 	    char **cause);
 /*
  * Removes the resources.sh of every container keep() does not want (the
  * ones that ended while the daemon was down). Returns how many went, or a
  * negative errno with a cause (the first failure; the rest are tried).
  */
-int	resfile_prune(const char *dir,
+int	resfile_prune(struct spares *, const char *dir,
 	    int (*keep)(const char *id, void *), void *arg, char **cause);
+/*
+ * The spares of containers/ (spares.h) that resfile_put, _link, _remove
+ * and _prune take a spares argument for (NULL: none kept): a container
+ * that goes leaves its link or folder as a spare, which the next
+ * container linked to the same pool, or with a file of its own, is given
+ * by a rename instead of a new inode. Spares have hidden names, which no
+ * container id may have; at most 128 of each kind are kept.
+ */
+struct spares	*resfile_spares_new(const char *dir);
 
 #endif

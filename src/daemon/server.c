@@ -41,10 +41,10 @@
 #include "nrtdoc.h"
 #include "nrt.h"
 #include "readfile.h"
-#include "resfile.h"
 #include "sd.h"
 #include "server.h"
 #include "slice.h"
+#include "spares.h"
 #include "statefile.h"
 #include "strmap.h"
 #include "sysfs.h"
@@ -415,6 +415,8 @@ server_init(struct server *srv, const struct server_opts *o, char **cause)
 	srv->last_reload.ok = 1;
 	srv->last_reload.generation = 1;
 	srv->exports = exports_new(o->state_dir);
+	if (o->cdi_dir != NULL)
+		srv->cdi_spares = cdi_spares_new(o->cdi_dir);
 	srv->gate = gate_new();
 
 	/* An absent file is the defaults here, and only here. */
@@ -668,6 +670,7 @@ server_clear(struct server *srv)
 	if (srv->ev_cold != NULL)
 		event_free(srv->ev_cold);
 	exports_free(srv->exports);
+	spares_free(srv->cdi_spares);
 	/* After every connection has left it. */
 	gate_free(srv->gate);
 	free(srv->turn);
@@ -1104,8 +1107,8 @@ server_sync(struct server *srv, const struct container_spec *specs, int n,
 	srv->trim = 1;
 	/* Containers that ended while we were away leave no file behind
 	 * (the new ones are written when the turn's changes are durable). */
-	if ((gone = resfile_prune(srv->opts.state_dir,
-	    known_container, srv, &why)) < 0) {
+	if ((gone = exports_prune(srv->exports, known_container, srv,
+	    &why)) < 0) {
 		log_warnx("%s", why);
 		metrics_inc("errors", "kind", "export");
 		free(why);
@@ -1136,7 +1139,7 @@ server_claim(struct server *srv, const char *uid,
 		refused(srv, "claim", *cause);
 		return (rc);
 	}
-	if ((rc = cdi_write(srv->opts.cdi_dir, driver, uid,
+	if ((rc = cdi_write(srv->cdi_spares, srv->opts.cdi_dir, driver, uid,
 	    (const char *const *)fx->edits, (size_t)fx->nedits, &why)) != 0) {
 		metrics_inc("errors", "kind", "cdi_write");
 		xasprintf(cause, "cannot write the CDI spec: %s", why);
@@ -1147,7 +1150,7 @@ server_claim(struct server *srv, const char *uid,
 	}
 	if ((rc = commit(srv, fx, "claim", event_claim(uid, res, n, meta),
 	    COMMIT_UNDO, cause)) != 0) {
-		if (!held && cdi_remove(srv->opts.cdi_dir, driver, uid,
+		if (!held && cdi_remove(srv->cdi_spares, srv->opts.cdi_dir, driver, uid,
 		    &why) != 0) {
 			log_warnx("%s", why);
 			free(why);

@@ -91,6 +91,7 @@ struct server {
 	struct journal		*journal;
 	int			 journal_damaged;	/* keep CDI specs */
 	struct exports		*exports;	/* resources.sh to write */
+	struct spares		*cdi_spares;	/* of opts.cdi_dir (cdi.h) */
 	/* The group commit: peers' output waits behind the gate until the
 	 * turn's records are durable; turn[] undoes the turn's changes. The
 	 * end of a turn (ev_turn) syncs, opens the gate, writes exports. */

@@ -20,6 +20,7 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
+import daemon  # noqa: E402
 import tap  # noqa: E402
 from draenv import CALL_TIMEOUT, DraEnv, pod_uid  # noqa: E402
 import statedoc  # noqa: E402
@@ -309,8 +310,7 @@ def test_resources_sh_contents():
         assert env.gone(os.path.dirname(env.resources_path(ex)))
         rt.remove_pod(rt.containers[iso].pod_sandbox_id)
         assert env.gone(os.path.dirname(env.resources_path(iso)))
-        assert sorted(os.listdir(os.path.join(env.d.state_dir,
-                                              "containers"))) == \
+        assert daemon.container_folders(env.d.state_dir) == \
             sorted([mix, be])
         env.stop()
 
@@ -334,8 +334,7 @@ def test_resources_sh_of_a_container_gone_while_down():
         env.restart(while_down=end_two)
         assert set(env.grants()) == {kept}
         assert os.path.exists(env.resources_path(kept))
-        left = sorted(os.listdir(os.path.join(env.d.state_dir,
-                                              "containers")))
+        left = daemon.container_folders(env.d.state_dir)
         assert left == [kept], \
             "resources.sh of containers gone during the restart stayed: %r" \
             % left

@@ -676,7 +676,7 @@ class Mixed(DraEnv):
         self.pending_unprepare.clear()
         held = self.held()
         assert held == self.acked, (held, self.acked)
-        specs = sorted(os.listdir(self.cdi_dir))
+        specs = kubelet.cdi_specs(self.cdi_dir)
         assert specs == sorted(os.path.basename(
             kubelet.cdi_path(self.cdi_dir, u)) for u in held), specs
         # No CPU in two claims, none reserved.
@@ -792,7 +792,7 @@ def test_sigkill_during_claims_and_containers():
             assert w.k.unprepare([w.claims[uid]]) == {uid: ""}
         st = w.s.status()
         assert st["claims"] == 0 and st["containers"] == 0, st
-        assert os.listdir(w.cdi_dir) == []
+        assert kubelet.cdi_specs(w.cdi_dir) == []
         w.stop()
 
 

@@ -325,7 +325,7 @@ def test_device_fields_and_cdi():
         assert len(cpus & env.m.nodes[2]) == 1, cpus
         assert len(cpus) == 3 and not cpus & RESERVED, cpus
         # Only our spec files are in the folder, named for the claim.
-        assert os.listdir(env.cdi_dir) == [
+        assert kubelet.cdi_specs(env.cdi_dir) == [
             "%s-device_%s.json" % (DRIVER, c.uid)], os.listdir(env.cdi_dir)
         env.stop()
 
@@ -520,7 +520,7 @@ def test_hostile_requests():
         paths = [r["path"] for r in env.api.recorded("GET")]
         assert not [p for p in paths if "Bad_Namespace" in p or
                     "passwd" in p or "a/b" in p], paths
-        assert os.listdir(env.cdi_dir) == [
+        assert kubelet.cdi_specs(env.cdi_dir) == [
             os.path.basename(kubelet.cdi_path(env.cdi_dir, good.uid))]
         gone = env.k.unprepare(evil[:1], timeout=CALL_TIMEOUT)
         assert "UID" in gone[evil[0].uid], gone
@@ -721,7 +721,7 @@ def test_concurrent_prepares():
         for t in threads:
             t.join(CALL_TIMEOUT)
         env.s.wait_status(lambda st: st["dra"]["prepared"] == 0)
-        assert os.listdir(env.cdi_dir) == []
+        assert kubelet.cdi_specs(env.cdi_dir) == []
         env.stop()
 
 

@@ -11,6 +11,7 @@ its test.
 import atexit
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -194,3 +195,22 @@ class Daemon:
     def __exit__(self, *exc):
         self.kill()
         return False
+
+
+def container_folders(state_dir):
+    """The names in <state_dir>/containers that are containers' (sorted);
+    anything else there must be one of the daemon's spares (.spare.<n>
+    a folder, .spare.<n>.<pool> a link to its pool's folder)."""
+    d = os.path.join(state_dir, "containers")
+    names = []
+    for name in os.listdir(d):
+        m = re.fullmatch(r"\.spare\.[0-9]+(\.(.+))?", name)
+        if m is None:
+            names.append(name)
+        elif m.group(2):
+            assert os.readlink(os.path.join(d, name)) == \
+                "../pools/" + m.group(2), name
+        else:
+            assert os.path.isdir(os.path.join(d, name)) and \
+                not os.path.islink(os.path.join(d, name)), name
+    return sorted(names)

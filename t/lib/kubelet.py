@@ -23,6 +23,7 @@ resource_claim() builds the ResourceClaim objects the fake API server
 import collections
 import importlib
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -331,6 +332,20 @@ def resource_claim(uid, results=None, name="claim", namespace="default",
 def cdi_path(cdi_dir, uid, driver=DRIVER):
     """Where the spec of a claim lives (protocols.md 6.3, SPEC R-DRA)."""
     return os.path.join(cdi_dir, "%s-device_%s.json" % (driver, uid))
+
+
+def cdi_specs(cdi_dir):
+    """The files of cdi_dir a CDI reader loads (.json and .yaml), sorted.
+    Anything else there must be one of the daemon's spares: hidden,
+    empty, named .topoaware-spare.<n> (never a temporary file left)."""
+    specs = []
+    for name in os.listdir(cdi_dir):
+        if name.endswith((".json", ".yaml")):
+            specs.append(name)
+            continue
+        assert re.fullmatch(r"\.topoaware-spare\.[0-9]+", name), name
+        assert os.path.getsize(os.path.join(cdi_dir, name)) == 0, name
+    return sorted(specs)
 
 
 def cdi_id(uid, i, driver=DRIVER):

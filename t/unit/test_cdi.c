@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "cdi.h"
+#include "spares.h"
 #include "testlib.h"
 #include "xmalloc.h"
 
@@ -38,7 +39,7 @@ write_ok(const char *dir, const char *uid, const char *const *edits,
 	char	*cause = NULL;
 	int	 rc;
 
-	rc = cdi_write(dir, DRIVER, uid, edits, n, &cause);
+	rc = cdi_write(NULL, dir, DRIVER, uid, edits, n, &cause);
 	cr_assert_eq(rc, 0, "cdi_write: %s", cause ? cause : "");
 	cr_assert_null(cause);
 }
@@ -181,7 +182,7 @@ Test(cdi, creates_directory)
 	cr_assert_eq(st.st_mode & 07777, 0644, "mode %o", st.st_mode & 07777);
 
 	deep = testlib_join(top, "missing/cdi");
-	cr_assert_eq(cdi_write(deep, DRIVER, UID, edits, 1, &cause), -ENOENT);
+	cr_assert_eq(cdi_write(NULL, deep, DRIVER, UID, edits, 1, &cause), -ENOENT);
 	assert_cause(cause, deep, ENOENT);
 	testlib_assert_listing(top, "cdi");
 	free(deep);
@@ -248,15 +249,15 @@ Test(cdi, remove)
 	xasprintf(&tmp, "%s.tmp", path);
 	testlib_write(tmp, "partial", 7);
 
-	cr_assert_eq(cdi_remove(dir, DRIVER, UID, &cause), 0, "%s", cause);
+	cr_assert_eq(cdi_remove(NULL, dir, DRIVER, UID, &cause), 0, "%s", cause);
 	cr_assert(!testlib_exists(path));
 	cr_assert(!testlib_exists(tmp));
 	testlib_assert_listing(dir, FILE_OF("u2"));
 	/* Unprepare may come twice, or for a claim never prepared here. */
-	cr_assert_eq(cdi_remove(dir, DRIVER, UID, &cause), 0, "%s", cause);
-	cr_assert_eq(cdi_remove(dir, DRIVER, "never", &cause), 0, "%s", cause);
+	cr_assert_eq(cdi_remove(NULL, dir, DRIVER, UID, &cause), 0, "%s", cause);
+	cr_assert_eq(cdi_remove(NULL, dir, DRIVER, "never", &cause), 0, "%s", cause);
 	gone = testlib_join(dir, "gone");
-	cr_assert_eq(cdi_remove(gone, DRIVER, UID, &cause), 0, "%s", cause);
+	cr_assert_eq(cdi_remove(NULL, gone, DRIVER, UID, &cause), 0, "%s", cause);
 	cr_assert_null(cause);
 	testlib_assert_listing(dir, FILE_OF("u2"));
 	free(gone);
@@ -277,20 +278,20 @@ Test(cdi, refuses_unsafe_uids)
 
 	dir = testlib_tmpdir();
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		cr_assert_eq(cdi_write(dir, DRIVER, bad[i], edits, 1, &cause),
+		cr_assert_eq(cdi_write(NULL, dir, DRIVER, bad[i], edits, 1, &cause),
 		    -EINVAL, "uid #%zu", i);
 		assert_cause(cause, "claim UID", 0);
-		cr_assert_eq(cdi_remove(dir, DRIVER, bad[i], &cause), -EINVAL,
+		cr_assert_eq(cdi_remove(NULL, dir, DRIVER, bad[i], &cause), -EINVAL,
 		    "uid #%zu", i);
 		assert_cause(cause, "claim UID", 0);
 		cr_assert_eq(cdi_check_uid(bad[i], NULL), -EINVAL);
 	}
-	cr_assert_eq(cdi_write(dir, DRIVER, NULL, edits, 1, NULL), -EINVAL);
+	cr_assert_eq(cdi_write(NULL, dir, DRIVER, NULL, edits, 1, NULL), -EINVAL);
 
 	big = xmalloc(CDI_UID_MAX + 2);
 	memset(big, 'a', CDI_UID_MAX + 1);
 	big[CDI_UID_MAX + 1] = '\0';
-	cr_assert_eq(cdi_write(dir, DRIVER, big, edits, 1, NULL), -EINVAL);
+	cr_assert_eq(cdi_write(NULL, dir, DRIVER, big, edits, 1, NULL), -EINVAL);
 	testlib_assert_listing(dir, "");
 	big[CDI_UID_MAX] = '\0';
 	write_ok(dir, big, edits, 1);
@@ -316,10 +317,10 @@ Test(cdi, refuses_bad_drivers)
 
 	dir = testlib_tmpdir();
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		cr_assert_eq(cdi_write(dir, bad[i], UID, edits, 1, &cause),
+		cr_assert_eq(cdi_write(NULL, dir, bad[i], UID, edits, 1, &cause),
 		    -EINVAL, "driver #%zu", i);
 		assert_cause(cause, "DNS subdomain", 0);
-		cr_assert_eq(cdi_remove(dir, bad[i], UID, &cause), -EINVAL);
+		cr_assert_eq(cdi_remove(NULL, dir, bad[i], UID, &cause), -EINVAL);
 		assert_cause(cause, "DNS subdomain", 0);
 	}
 	cr_assert_eq(cdi_check_driver(NULL, NULL), -EINVAL);
@@ -359,17 +360,17 @@ Test(cdi, refuses_bad_edits)
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		edits[0] = "K=1";
 		edits[1] = bad[i];
-		cr_assert_eq(cdi_write(dir, DRIVER, UID, edits, 2, &cause),
+		cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, edits, 2, &cause),
 		    -EINVAL, "edit #%zu", i);
 		assert_cause(cause, UID, 0);
 	}
 	edits[1] = NULL;
-	cr_assert_eq(cdi_write(dir, DRIVER, UID, edits, 2, NULL), -EINVAL);
-	cr_assert_eq(cdi_write(dir, DRIVER, UID, edits, 0, &cause), -EINVAL);
+	cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, edits, 2, NULL), -EINVAL);
+	cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, edits, 0, &cause), -EINVAL);
 	assert_cause(cause, "0 devices", 0);
 	for (i = 0; i < CDI_MAX_DEVICES + 1; i++)
 		edits[i] = "K=1";
-	cr_assert_eq(cdi_write(dir, DRIVER, UID, edits, CDI_MAX_DEVICES + 1,
+	cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, edits, CDI_MAX_DEVICES + 1,
 	    NULL), -EINVAL);
 	after = testlib_read(path, NULL);
 	cr_assert_str_eq(after, before);
@@ -407,7 +408,7 @@ Test(cdi, failed_write_keeps_old_spec)
 	cr_assert(getrlimit(RLIMIT_FSIZE, &rl) == 0);
 	rl.rlim_cur = 4096;
 	cr_assert(setrlimit(RLIMIT_FSIZE, &rl) == 0);
-	cr_assert_eq(cdi_write(dir, DRIVER, UID, edits, 1, &cause), -EFBIG);
+	cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, edits, 1, &cause), -EFBIG);
 	xasprintf(&tmp, "%s.tmp", path);
 	assert_cause(cause, tmp, EFBIG);
 	after = testlib_read(path, NULL);
@@ -429,15 +430,73 @@ Test(cdi, file_where_the_directory_should_be)
 	dir = testlib_tmpdir();
 	file = testlib_join(dir, "cdi");
 	testlib_write(file, "x", 1);
-	cr_assert_eq(cdi_write(file, DRIVER, UID, edits, 1, &cause),
+	cr_assert_eq(cdi_write(NULL, file, DRIVER, UID, edits, 1, &cause),
 	    -ENOTDIR);
 	assert_cause(cause, file, ENOTDIR);
 	/* No spec can be there: removing it is done (R-CLAIM-5). */
-	cr_assert_eq(cdi_remove(file, DRIVER, UID, &cause), 0);
+	cr_assert_eq(cdi_remove(NULL, file, DRIVER, UID, &cause), 0);
 	content = testlib_read(file, NULL);
 	cr_assert_str_eq(content, "x");
 	testlib_assert_listing(dir, "cdi");
 	free(content);
 	free(file);
+	free(dir);
+}
+
+/*
+ * With the spares, a removed spec is emptied and kept under a hidden name
+ * no CDI reader loads, and the next claim's spec is written into it and
+ * renamed into place: the same inode, the whole new spec. A spare of
+ * another kind under the prefix is left alone (the folder is shared).
+ */
+Test(cdi, spares_recycle_specs)
+{
+	static const char *const edits[] = { "DRA_CPUSET_" UID "=2" };
+	static const char *const other[] = { "DRA_CPUSET_u2=3" };
+	struct spares	*sp;
+	struct stat	 st;
+	char		*dir, *path, *spare, *cause = NULL, *got, *want, **uids;
+	size_t		 n, len;
+	ino_t		 ino;
+
+	dir = testlib_tmpdir();
+	sp = cdi_spares_new(dir);
+	cr_assert_eq(cdi_write(sp, dir, DRIVER, UID, edits, 1, &cause), 0);
+	path = cdi_path(dir, DRIVER, UID);
+	cr_assert_eq(stat(path, &st), 0);
+	ino = st.st_ino;
+	cr_assert_eq(cdi_remove(sp, dir, DRIVER, UID, &cause), 0, "%s", cause);
+	testlib_assert_listing(dir, CDI_SPARES "0");
+	spare = testlib_join(dir, CDI_SPARES "0");
+	cr_assert_eq(stat(spare, &st), 0);
+	cr_assert_eq(st.st_size, 0, "a kept spec is emptied");
+	cr_assert_eq(cdi_list(dir, DRIVER, &uids, &n, &cause), 0);
+	cr_assert_eq(n, 0, "a spare is no spec");
+	free(uids);
+
+	cr_assert_eq(cdi_write(sp, dir, DRIVER, "u2", other, 1, &cause), 0,
+	    "%s", cause);
+	free(path);
+	path = cdi_path(dir, DRIVER, "u2");
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_ino, ino);
+	cr_assert_eq(st.st_mode & 07777, 0644);
+	got = testlib_read(path, &len);
+	want = cdi_spec_text(DRIVER, "u2", other, 1);
+	cr_assert_str_eq(got, want);
+	free(got);
+	free(want);
+	testlib_assert_listing(dir, FILE_OF("u2"));
+
+	/* A folder under the prefix is not ours to use or take. */
+	spares_free(sp);
+	cr_assert_eq(mkdir(spare, 0700), 0);
+	sp = cdi_spares_new(dir);
+	cr_assert_eq(cdi_write(sp, dir, DRIVER, UID, edits, 1, &cause), 0);
+	cr_assert(testlib_exists(spare));
+	cr_assert_eq(spares_count(sp, ""), 0);
+	spares_free(sp);
+	free(spare);
+	free(path);
 	free(dir);
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "resfile.h"
+#include "spares.h"
 #include "testlib.h"
 #include "xmalloc.h"
 
@@ -64,10 +65,10 @@ Test(resfile, container_file)
 	cr_assert_str_eq(got, "ALL_MEMS=\"1\"\nDRA_CPUS=\"8-9\"\n");
 	free(got);
 
-	cr_assert_eq(resfile_remove(dir, id, &cause), 0);
+	cr_assert_eq(resfile_remove(NULL, dir, id, &cause), 0);
 	cr_assert(!testlib_exists(file));
 	cr_assert(!testlib_exists(cdir));
-	cr_assert_eq(resfile_remove(dir, id, &cause), 0,
+	cr_assert_eq(resfile_remove(NULL, dir, id, &cause), 0,
 	    "removing twice is fine");
 	free(file);
 	free(cdir);
@@ -102,7 +103,7 @@ Test(resfile, refuses_unsafe_input)
 		    cause);
 		free(cause);
 		cause = NULL;
-		cr_assert_eq(resfile_remove(dir, ids[i], &cause),
+		cr_assert_eq(resfile_remove(NULL, dir, ids[i], &cause),
 		    -EINVAL, "id #%zu accepted for removal", i);
 		free(cause);
 		cause = NULL;
@@ -187,7 +188,7 @@ Test(resfile, shared_containers_link_to_their_pool)
 
 		snprintf(id, sizeof id, "c%d", i);
 		cr_assert(!resfile_linked(dir, id, pool));
-		cr_assert_eq(resfile_link(dir, id, pool, &cause), 0, "%s",
+		cr_assert_eq(resfile_link(NULL, dir, id, pool, &cause), 0, "%s",
 		    cause);
 		cr_assert(resfile_linked(dir, id, pool));
 		got = reads(dir, id, &link);
@@ -205,14 +206,14 @@ Test(resfile, shared_containers_link_to_their_pool)
 	/* c0 gets a folder of its own, then the link again, twice: each
 	 * takes the other's place by exchange. */
 	for (i = 0; i < 2; i++) {
-		cr_assert_eq(resfile_put(dir, "c0", own, strlen(own), &cause),
+		cr_assert_eq(resfile_put(NULL, dir, "c0", own, strlen(own), &cause),
 		    0, "%s", cause);
 		got = reads(dir, "c0", &link);
 		cr_assert(!link);
 		cr_assert_str_eq(got, own);
 		free(got);
 		cr_assert(!resfile_linked(dir, "c0", pool));
-		cr_assert_eq(resfile_link(dir, "c0", pool, &cause), 0, "%s",
+		cr_assert_eq(resfile_link(NULL, dir, "c0", pool, &cause), 0, "%s",
 		    cause);
 		got = reads(dir, "c0", &link);
 		cr_assert(link);
@@ -221,8 +222,8 @@ Test(resfile, shared_containers_link_to_their_pool)
 	}
 	/* Removal takes the link, never the pool's file behind it; nothing
 	 * staged is left. */
-	cr_assert_eq(resfile_remove(dir, "c0", &cause), 0, "%s", cause);
-	cr_assert_eq(resfile_remove(dir, "c1", &cause), 0, "%s", cause);
+	cr_assert_eq(resfile_remove(NULL, dir, "c0", &cause), 0, "%s", cause);
+	cr_assert_eq(resfile_remove(NULL, dir, "c1", &cause), 0, "%s", cause);
 	xasprintf(&cdir, "%s/containers", dir);
 	testlib_assert_listing(cdir, "");
 	free(cdir);
@@ -233,22 +234,178 @@ Test(resfile, shared_containers_link_to_their_pool)
 	free(cdir);
 	/* A stage a crash left behind goes with the next prune, the pool's
 	 * file stays. */
-	cr_assert_eq(resfile_link(dir, "c2", pool, &cause), 0, "%s", cause);
+	cr_assert_eq(resfile_link(NULL, dir, "c2", pool, &cause), 0, "%s", cause);
 	xasprintf(&cdir, "%s/containers/.resfile-c2.new", dir);
 	cr_assert_eq(mkdir(cdir, 0700), 0);
 	free(cdir);
-	cr_assert_eq(resfile_prune(dir, keep_c2, NULL, &cause), 0, "%s",
+	cr_assert_eq(resfile_prune(NULL, dir, keep_c2, NULL, &cause), 0, "%s",
 	    cause);
 	xasprintf(&cdir, "%s/containers", dir);
 	testlib_assert_listing(cdir, "c2");
 	free(cdir);
 	/* Unsafe names are refused. */
-	cr_assert_eq(resfile_link(dir, "..", pool, &cause), -EINVAL);
+	cr_assert_eq(resfile_link(NULL, dir, "..", pool, &cause), -EINVAL);
 	free(cause);
 	cause = NULL;
 	cr_assert_eq(resfile_put_pool(dir, "a/b", p1, strlen(p1), &cause),
 	    -EINVAL);
 	free(cause);
 	free(pool);
+	free(dir);
+}
+
+static ino_t
+inode_of(const char *dir, const char *name)
+{
+	struct stat	 st;
+	char		*path;
+
+	xasprintf(&path, "%s/containers/%s", dir, name);
+	cr_assert_eq(lstat(path, &st), 0, "%s", path);
+	free(path);
+	return (st.st_ino);
+}
+
+static int
+keep_none(const char *id, void *arg)
+{
+	(void)id;
+	(void)arg;
+	return (0);
+}
+
+/*
+ * With the spares, a container that goes leaves its link or folder
+ * aside, and the next one linked to the same pool, or with a file of its
+ * own, is given it by a rename: the same inode, the new content, never a
+ * container's old text under another's name.
+ */
+Test(resfile, spares_recycle_links_and_folders)
+{
+	static const char	 p1[] = "ALL_MEMS=\"0\"\nSHARED_CPUS=\"1-3\"\n";
+	static const char	 p2[] = "ALL_MEMS=\"1\"\nSHARED_CPUS=\"4-7\"\n";
+	static const char	 own1[] = "ALL_MEMS=\"0\"\nEXCLUSIVE_CPUS=\"1\"\n";
+	static const char	 own2[] = "ALL_MEMS=\"0\"\nEXCLUSIVE_CPUS=\"2\"\n";
+	struct spares		*sp;
+	char			*dir, *cause = NULL, *got, *pool, *other, *cdir;
+	char			*path, *want;
+	ino_t			 link_ino, dir_ino;
+	int			 link, i;
+
+	dir = testlib_tmpdir();
+	xasprintf(&cdir, "%s/containers", dir);
+	pool = resfile_pool_name("NUMA node #0");
+	other = resfile_pool_name("NUMA node #1");
+	cr_assert_eq(resfile_put_pool(dir, pool, p1, strlen(p1), &cause), 0);
+	cr_assert_eq(resfile_put_pool(dir, other, p2, strlen(p2), &cause), 0);
+	sp = resfile_spares_new(dir);
+
+	/* A link goes aside, keyed by its pool, and serves only that pool. */
+	cr_assert_eq(resfile_link(sp, dir, "c0", pool, &cause), 0, "%s",
+	    cause);
+	link_ino = inode_of(dir, "c0");
+	cr_assert_eq(resfile_remove(sp, dir, "c0", &cause), 0, "%s", cause);
+	xasprintf(&want, ".spare.0.%s", pool);
+	testlib_assert_listing(cdir, want);
+	free(want);
+	cr_assert_eq(spares_count(sp, pool), 1);
+	cr_assert_eq(resfile_link(sp, dir, "c9", other, &cause), 0);
+	cr_assert_neq(inode_of(dir, "c9"), link_ino);
+	cr_assert_eq(resfile_link(sp, dir, "c1", pool, &cause), 0);
+	cr_assert_eq(inode_of(dir, "c1"), link_ino);
+	cr_assert(resfile_linked(dir, "c1", pool));
+	got = reads(dir, "c1", &link);
+	cr_assert(link);
+	cr_assert_str_eq(got, p1);
+	free(got);
+	testlib_assert_listing(cdir, "c1 c9");
+
+	/* A folder goes aside with its files, and the next one's content
+	 * is written into it before it takes its name. */
+	cr_assert_eq(resfile_put(sp, dir, "c2", own1, strlen(own1), &cause),
+	    0, "%s", cause);
+	dir_ino = inode_of(dir, "c2");
+	cr_assert_eq(resfile_remove(sp, dir, "c2", &cause), 0, "%s", cause);
+	testlib_assert_listing(cdir, ".spare.1 c1 c9");
+	cr_assert_eq(resfile_put(sp, dir, "c3", own2, strlen(own2), &cause),
+	    0, "%s", cause);
+	cr_assert_eq(inode_of(dir, "c3"), dir_ino);
+	got = reads(dir, "c3", &link);
+	cr_assert(!link);
+	cr_assert_str_eq(got, own2);
+	free(got);
+	testlib_assert_listing(cdir, "c1 c3 c9");
+
+	/* A linked container given a file of its own: its link is kept for
+	 * the pool; linked again, it gets that very link back, and its
+	 * folder is kept in turn. */
+	cr_assert_eq(resfile_put(sp, dir, "c1", own1, strlen(own1), &cause),
+	    0, "%s", cause);
+	got = reads(dir, "c1", &link);
+	cr_assert(!link);
+	cr_assert_str_eq(got, own1);
+	free(got);
+	cr_assert_eq(spares_count(sp, pool), 1);
+	cr_assert_eq(resfile_link(sp, dir, "c1", pool, &cause), 0);
+	cr_assert_eq(inode_of(dir, "c1"), link_ino);
+	cr_assert_eq(spares_count(sp, pool), 0);
+	cr_assert_eq(spares_count(sp, ""), 1);
+
+	/* At most 128 links of a pool are kept; the rest are removed. */
+	for (i = 0; i < 130; i++) {
+		char id[16];
+
+		snprintf(id, sizeof id, "m%d", i);
+		cr_assert_eq(resfile_link(sp, dir, id, pool, &cause), 0);
+	}
+	for (i = 0; i < 130; i++) {
+		char id[16];
+
+		snprintf(id, sizeof id, "m%d", i);
+		cr_assert_eq(resfile_remove(sp, dir, id, &cause), 0);
+	}
+	cr_assert_eq(spares_count(sp, pool), 128);
+
+	/* A prune at start leaves the spares alone; a new run takes back
+	 * the ones that fit and removes the others. */
+	cr_assert_eq(resfile_prune(sp, dir, keep_none, NULL, &cause), 3,
+	    "%s", cause);
+	spares_free(sp);
+	xasprintf(&path, "%s/.spare.900.%s", cdir, pool);
+	cr_assert_eq(symlink("../pools/elsewhere", path), 0);
+	free(path);
+	path = testlib_join(cdir, ".spare.901");
+	testlib_write(path, "x", 1);
+	free(path);
+	path = testlib_join(cdir, ".spare.x");
+	testlib_write(path, "x", 1);
+	sp = resfile_spares_new(dir);
+	cr_assert_eq(spares_count(sp, pool), 128);
+	cr_assert_eq(spares_count(sp, ""), 2);
+	cr_assert_eq(spares_count(sp, other), 1);
+	cr_assert(testlib_exists(path), "a name no spare has is left alone");
+	free(path);
+	/* The ones that did not fit are gone. */
+	xasprintf(&path, "%s/.spare.900.%s", cdir, pool);
+	cr_assert(!testlib_exists(path));
+	free(path);
+	path = testlib_join(cdir, ".spare.901");
+	cr_assert(!testlib_exists(path));
+	free(path);
+	/* Numbering goes on past the highest found. */
+	cr_assert_eq(resfile_link(sp, dir, "n0", other, &cause), 0);
+	cr_assert_eq(resfile_remove(sp, dir, "n0", &cause), 0);
+	xasprintf(&path, "%s/.spare.902.%s", cdir, other);
+	cr_assert(testlib_exists(path), "%s", testlib_listing(cdir));
+	free(path);
+
+	/* A hidden name is no container's. */
+	cr_assert_eq(resfile_link(sp, dir, ".spare.0", pool, &cause),
+	    -EINVAL);
+	free(cause);
+	spares_free(sp);
+	free(other);
+	free(pool);
+	free(cdir);
 	free(dir);
 }
