@@ -490,10 +490,17 @@ journal_records(const struct journal *j)
 	return (j->records);
 }
 
+/*
+ * Twice the snapshot: each snapshot written is paid for by at least as
+ * many bytes of records, so compaction writes at most half as much again
+ * as the records do (a Synchronize after a restart appends about the
+ * whole state as its record, and compacting at once after it doubled
+ * its cost), and a start replays at most twice the snapshot.
+ */
 int
 journal_wants_snapshot(const struct journal *j)
 {
-	return (j->size > j->compact_min && j->size > j->snapsize);
+	return (j->size > j->compact_min && j->size / 2 > j->snapsize);
 }
 
 int

@@ -4,7 +4,7 @@
  * number "seq"; <state-dir>/journal holds one record (jrec.h) per change
  * acknowledged since, made durable (one fdatasync for the changes of a
  * loop turn) before anyone is told.
- * When the journal outgrows the snapshot a new snapshot is written and
+ * When the journal outgrows twice the snapshot a new snapshot is written and
  * the old pair kept one generation back (state.json.prev, journal.prev).
  * Plain blocking file I/O on the state folder; no libevent.
  */
@@ -96,7 +96,7 @@ int	journal_sync(struct journal *, char **cause);
 uint64_t journal_changes(const struct journal *);
 /* Records since the snapshot. */
 int	journal_records(const struct journal *);
-/* Whether the journal has outgrown its snapshot. */
+/* Whether the journal has outgrown twice its snapshot. */
 int	journal_wants_snapshot(const struct journal *);
 /*
  * Writes the snapshot text (which must hold every change so far, seq

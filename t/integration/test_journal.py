@@ -150,5 +150,30 @@ def test_torn_and_damaged_journals():
         env.stop()
 
 
+
+
+def test_compaction_at_twice_the_snapshot():
+    """The journal is compacted when it holds more than twice its
+    snapshot's bytes (journal.h): between two snapshots it grows past the
+    snapshot's size, and never stays past twice it."""
+    if not tap.debug_hooks():
+        raise tap.Skip("built without --enable-debug-hooks")
+    with DraEnv() as env:
+        env.d.env = {"TOPOAWARE_DEBUG_JOURNAL_MIN": "1"}
+        env.start()
+        snap = os.path.join(env.d.state_dir, "state.json")
+        past_once, compactions = False, 0
+        for i in range(40):
+            env.create("c%d" % i, qos="Burstable", request=100)
+            st = env.status()["journal"]
+            size = os.path.getsize(snap)
+            assert st["bytes"] <= 2 * size, (i, st, size)
+            past_once |= st["bytes"] > size
+            compactions = st["compactions"]
+        assert past_once, "never let the journal outgrow its snapshot"
+        assert compactions >= 2, compactions
+        env.stop()
+
+
 if __name__ == "__main__":
     tap.run(globals())
