@@ -7,9 +7,11 @@
  * "kube":status}; reentered counts callbacks run inside kube_request().
  *
  * usage: kube-probe [-k kubeconfig] [-t timeout_ms] [-r retries]
- *	      [-b backoff_ms] [-d body_json] [-c] [-q ms] METHOD PATH ...
+ *	      [-b backoff_ms] [-d body_json] [-c] [-q ms] [-s] METHOD PATH ...
  * -c cancels the first request right after starting it; -q stops the loop
- * and frees the client after ms, whatever is still pending.
+ * and frees the client after ms, whatever is still pending; -s starts
+ * each request when the one before has answered (the body then goes
+ * with every method but GET and DELETE).
  *
  *	  kube-probe [options] [-n events] [-w watches] [-F] watch PATH [QUERY]
  * lists then watches PATH (-w of them at once) and prints one JSON line
@@ -41,6 +43,13 @@
 struct probe {
 	struct event_base	*base;
 	json_t			*results;
+	/* -s: the requests left to start, one by one. */
+	struct kube		*kube;
+	char			**next;
+	int			 nnext;
+	json_t			*body;
+	struct slot		*slots;
+	int			 started;
 	int			 pending;
 	long			 ticks;
 	int			 in_request;
@@ -70,6 +79,8 @@ struct wprobe {
 
 static struct wprobe	wp;
 
+static void	start_next(struct probe *);
+
 static void
 done(void *arg, int status, json_t *body, const char *error)
 {
@@ -79,8 +90,23 @@ done(void *arg, int status, json_t *body, const char *error)
 		s->p->reentered++;
 	json_array_set_new(s->p->results, s->idx, json_pack("{s:i, s:O?, s:s?}",
 	    "status", status, "body", body, "error", error));
+	if (s->p->started < s->p->nnext)
+		start_next(s->p);
 	if (--s->p->pending == 0)
 		event_base_loopbreak(s->p->base);
+}
+
+/* -s: the next request, its body unless it is a GET or a DELETE. */
+static void
+start_next(struct probe *p)
+{
+	int		 i = p->started++;
+	const char	*m = p->next[2 * i];
+
+	p->pending++;
+	(void)kube_request(p->kube, m, p->next[2 * i + 1],
+	    strcmp(m, "GET") == 0 || strcmp(m, "DELETE") == 0 ? NULL :
+	    p->body, done, &p->slots[i]);
 }
 
 static void
@@ -290,8 +316,9 @@ main(int argc, char **argv)
 	json_error_t		 jerr;
 	char			*cause = NULL;
 	int			 ch, cancel = 0, n, i, quit_ms = 0, nwatch = 1;
+	int			 seq = 0;
 
-	while ((ch = getopt(argc, argv, "k:t:r:b:d:cq:n:w:F")) != -1) {
+	while ((ch = getopt(argc, argv, "k:t:r:b:d:cq:n:w:Fs")) != -1) {
 		switch (ch) {
 		case 'k':
 			opts.kubeconfig = optarg;
@@ -329,6 +356,9 @@ main(int argc, char **argv)
 		case 'F':
 			wp.free_in_cb = 1;
 			break;
+		case 's':
+			seq = 1;
+			break;
 		default:
 			goto usage;
 		}
@@ -362,6 +392,17 @@ main(int argc, char **argv)
 		json_array_append_new(p.results, json_null());
 		slots[i].p = &p;
 		slots[i].idx = (size_t)i;
+	}
+	if (seq) {
+		p.kube = k;
+		p.next = argv;
+		p.nnext = n;
+		p.body = body;
+		p.slots = slots;
+		start_next(&p);
+		n = 0;
+	}
+	for (i = 0; i < n; i++) {
 		p.pending++;
 		p.in_request = 1;
 		r = kube_request(k, argv[2 * i], argv[2 * i + 1], body, done,
@@ -402,7 +443,7 @@ main(int argc, char **argv)
 
 usage:
 	fprintf(stderr, "usage: kube-probe [-k kubeconfig] [-t timeout_ms] "
-	    "[-r retries] [-b backoff_ms] [-d body] [-c] [-q ms] "
+	    "[-r retries] [-b backoff_ms] [-d body] [-c] [-q ms] [-s] "
 	    "METHOD PATH ...\n"
 	    "       kube-probe [options] [-n events] [-w watches] [-F] "
 	    "watch PATH [QUERY]\n");

@@ -81,7 +81,7 @@ kube_request_free(struct kube_request *r)
 {
 	if (r->easy != NULL) {
 		curl_multi_remove_handle(r->kube->req.multi, r->easy);
-		curl_easy_cleanup(r->easy);
+		kube_easy_done(r->kube, r->easy);
 	}
 	curl_slist_free_all(r->headers);
 	event_del(&r->timer);
@@ -197,7 +197,7 @@ kube_attempt_done(struct kube_request *r, CURLcode rc)
 
 	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
 	curl_multi_remove_handle(k->req.multi, r->easy);
-	curl_easy_cleanup(r->easy);
+	kube_easy_done(k, r->easy);
 	r->easy = NULL;
 	curl_slist_free_all(r->headers);
 	r->headers = NULL;
@@ -417,7 +417,10 @@ kube_easy_new(struct kube *k, const char *url, struct curl_slist **headers,
 	*out = NULL;
 	if ((error = kube_config_token(cfg, &token, cause)) != 0)
 		return (error);
-	if ((e = curl_easy_init()) == NULL) {
+	if (k->nidle > 0) {
+		e = k->idle[--k->nidle];
+		curl_easy_reset(e);
+	} else if ((e = curl_easy_init()) == NULL) {
 		free(token);
 		xasprintf(cause, "cannot make a curl handle");
 		return (-ENOMEM);
@@ -472,6 +475,17 @@ kube_easy_new(struct kube *k, const char *url, struct curl_slist **headers,
 	return (0);
 }
 
+void
+kube_easy_done(struct kube *k, CURL *e)
+{
+	if (e == NULL)
+		return;
+	if (k->nidle < KUBE_IDLE_EASY)
+		k->idle[k->nidle++] = e;
+	else
+		curl_easy_cleanup(e);
+}
+
 static int
 kube_setup_easy(struct kube_request *r, char **cause)
 {
@@ -522,7 +536,7 @@ kube_start_attempt(struct kube_request *r)
 	r->resp = NULL;
 	r->resplen = 0;
 	if (kube_setup_easy(r, &cause) != 0) {
-		curl_easy_cleanup(r->easy);
+		kube_easy_done(k, r->easy);
 		r->easy = NULL;
 		r->status = 0;
 		free(r->error);
@@ -533,7 +547,7 @@ kube_start_attempt(struct kube_request *r)
 		return;
 	}
 	if ((mc = curl_multi_add_handle(k->req.multi, r->easy)) != CURLM_OK) {
-		curl_easy_cleanup(r->easy);
+		kube_easy_done(k, r->easy);
 		r->easy = NULL;
 		r->status = 0;
 		free(r->error);
@@ -696,6 +710,8 @@ kube_free(struct kube *k)
 		TAILQ_REMOVE(&k->requests, r, entry);
 		kube_request_free(r);
 	}
+	while (k->nidle > 0)
+		curl_easy_cleanup(k->idle[--k->nidle]);
 	kube_multi_clear(&k->req);
 	kube_multi_clear(&k->watch);
 	kube_config_free(k->cfg);

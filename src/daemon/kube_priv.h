@@ -31,6 +31,8 @@ struct kube_multi {
 	void			(*after)(struct kube *);
 };
 
+#define KUBE_IDLE_EASY	4
+
 struct kube {
 	struct event_base	*base;
 	struct kube_config	*cfg;
@@ -47,6 +49,10 @@ struct kube {
 	unsigned long long	 nrequests;
 	unsigned long long	 nfailures;
 	char			*last_error;
+	/* Handles of finished requests, reset for the next ones: making
+	 * one is a large allocation each time. */
+	CURL			*idle[KUBE_IDLE_EASY];
+	int			 nidle;
 };
 
 void	kube_note_failure(struct kube *, const char *what);
@@ -59,6 +65,9 @@ void	kube_note_failure(struct kube *, const char *what);
 int	kube_easy_new(struct kube *, const char *url,
 	    struct curl_slist **headers, char *errbuf, CURL **,
 	    char **cause);
+/* A handle kube_easy_new gave (out of any multi), kept for the next
+ * one or cleaned up; NULL is nothing. */
+void	kube_easy_done(struct kube *, CURL *);
 /* The delay before attempt n+1 (n >= 1): backoff_ms doubled, capped. */
 int	kube_backoff(const struct kube *, int n);
 

@@ -222,6 +222,37 @@ def test_slice_create_update_delete():
         assert res["status"] == 404
 
 
+def test_one_request_after_another_leaves_nothing_behind():
+    """Requests one after the other (kube-probe -s) reuse the client's
+    handles: each goes out with its own method, body and headers, none
+    of the one before."""
+    with FakeApiServer(token=TOKEN) as api:
+        kc = kubeconfig(api.url)
+        body = json.dumps(slice_body())
+        out = probe(kc, "-s", "-d", body, "POST", SLICES, "GET", SLICES,
+                    "PATCH", SLICES + "/none", "GET", SLICES + "?limit=1",
+                    "DELETE", SLICES + "/none", "GET", SLICES)
+        got = [r["status"] for r in out["results"]]
+        assert got == [201, 200, 405, 200, 404, 200], out
+        seen = [(r["method"], r["path"]) for r in api.recorded()
+                if r["path"].startswith(SLICES)]
+        assert seen == [("POST", SLICES), ("GET", SLICES),
+                        ("PATCH", SLICES + "/none"),
+                        ("GET", SLICES + "?limit=1"),
+                        ("DELETE", SLICES + "/none"),
+                        ("GET", SLICES)], seen
+        for r in api.recorded(prefix=SLICES):
+            if r["method"] in ("GET", "DELETE"):
+                assert not r["body"], r
+                assert "Content-Type" not in r["headers"], r
+            else:
+                assert json.loads(r["body"]) == json.loads(body), r
+            assert r["headers"]["Authorization"] == "Bearer " + TOKEN, r
+        patch = api.recorded("PATCH")[0]
+        assert patch["headers"]["Content-Type"] == \
+            "application/merge-patch+json", patch
+
+
 def test_malformed_slice_rejected_422():
     with FakeApiServer(token=TOKEN) as api:
         kc = kubeconfig(api.url)
