@@ -2,10 +2,13 @@
  * resfile.c owns the resources.sh files under the state directory
  * (R-STATE-4): containers/<id>/resources.sh of each container, and
  * pools/<pool>/resources.sh, the one file every shared container of a
- * pool reads: its folder containers/<id> is a link to pools/<pool>. A file
- * is replaced atomically, recycling its inode, so a reader sees the old
- * content or the new; a link and a folder take each other's place by
- * exchange. Nothing here knows the policy: the caller renders the text.
+ * pool reads: its folder containers/<id> is a link to pools/<pool>, a hard
+ * link of the pool's own link containers/.pool.<pool>, so links make and
+ * free no inode. A file is replaced atomically, recycling its inode, so a
+ * reader sees the old content or the new; a link and a folder take each
+ * other's place by exchange; the folder of a container that goes is kept
+ * as a spare for the next. Nothing here knows the policy: the caller
+ * renders the text.
  */
 #include "autoconf.h"
 
@@ -94,11 +97,13 @@ rf_var_cmp(const void *a, const void *b)
 /* The prefix of the names a container's next link or folder is staged
  * under in containers/. */
 #define RF_STAGE	".resfile-"
-/* The prefix of the spares in containers/ (spares.h): <n> a folder,
- * <n>.<pool> a link to pools/<pool>. */
+/* The prefix of the spare folders in containers/ (spares.h). */
 #define RF_SPARES	".spare."
-/* How many spares a pool's links, and folders, keep at most. */
+/* How many spare folders are kept at most. */
 #define RF_SPARES_CAP	128
+/* The prefix of a pool's own link in containers/, which every shared
+ * container's link to the pool is a hard link of. */
+#define RF_TEMPLATE	".pool."
 
 static char	*rf_live(const char *, const char *);
 static char	*rf_stage(const char *, const char *, const char *);
@@ -404,41 +409,19 @@ rf_remove_any(const char *path, char **cause)
 	return (0);
 }
 
-/* The pool a link in containers/ points to, within buf; NULL if none. */
-static const char *
-rf_link_pool(const char *path, char *buf, size_t size)
-{
-	ssize_t	n;
-
-	if ((n = readlink(path, buf, size - 1)) <= 0)
-		return (NULL);
-	buf[n] = '\0';
-	if (strncmp(buf, "../pools/", 9) != 0 || buf[9] == '\0' ||
-	    strchr(buf + 9, '/') != NULL)
-		return (NULL);
-	return (buf + 9);
-}
-
 /*
- * Whatever is at path goes: a folder, or a link to a pool, is kept as a
- * spare when sp has room for it (its inode then serves a next
- * container); else it is removed.
+ * Whatever is at path goes: a folder is kept as a spare when sp has room
+ * for it (its inode then serves a next container), else removed; a link
+ * is one of its pool's (rf_make_link) and just goes.
  */
 static int
 rf_retire(struct spares *sp, const char *path, char **cause)
 {
 	struct stat	 st;
-	char		 buf[PATH_MAX];
-	const char	*key = NULL;
 
-	if (sp != NULL && lstat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			key = "";
-		else if (S_ISLNK(st.st_mode))
-			key = rf_link_pool(path, buf, sizeof buf);
-		if (key != NULL && spares_keep(sp, key, path) != NULL)
-			return (0);
-	}
+	if (sp != NULL && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    spares_keep(sp, "", path) != NULL)
+		return (0);
 	return (rf_remove_any(path, cause));
 }
 
@@ -468,9 +451,68 @@ rf_swap_in(struct spares *sp, const char *staged, const char *live,
 }
 
 /*
+ * Makes path a link to the pool's folder: a hard link of the pool's own
+ * link, containers/.pool.<pool> (made, or mended, here), so that a new
+ * container's link makes no inode and a gone one's frees none; a link of
+ * its own where that cannot be (too many links to one inode, a file
+ * system without hard links).
+ */
+static int
+rf_make_link(const char *dir, const char *pool, const char *path,
+    char **cause)
+{
+	char	*tmpl, *target, *stage, *cdir, buf[PATH_MAX];
+	size_t	 tlen;
+	ssize_t	 n;
+	int	 rc = 0, tries;
+
+	xasprintf(&tmpl, "%s/containers/" RF_TEMPLATE "%s", dir, pool);
+	xasprintf(&stage, "%s/containers/" RF_STAGE "pool.%s", dir, pool);
+	target = rf_link_target(pool);
+	tlen = strlen(target);
+	for (tries = 0; tries < 3; tries++) {
+		n = readlink(tmpl, buf, sizeof buf);
+		if (n == (ssize_t)tlen && memcmp(buf, target, tlen) == 0) {
+			if (linkat(AT_FDCWD, tmpl, AT_FDCWD, path, 0) == 0)
+				goto out;
+			if (errno == ENOENT)
+				continue;
+			break;
+		}
+		if (n == -1 && errno == ENOENT) {
+			if (symlink(target, tmpl) == 0 || errno == EEXIST)
+				continue;
+			if (errno != ENOENT)
+				break;
+			/* The first container: containers/ is made. */
+			xasprintf(&cdir, "%s/containers", dir);
+			if (mkdir(cdir, 0700) == -1 && errno != EEXIST) {
+				rc = atomicfile_syserr(cause, "mkdir", cdir);
+				free(cdir);
+				goto out;
+			}
+			free(cdir);
+			continue;
+		}
+		/* Not the pool's link: put right at once. */
+		(void)unlink(stage);
+		if (symlink(target, stage) == -1 || rename(stage, tmpl) == -1) {
+			(void)unlink(stage);
+			break;
+		}
+	}
+	if (symlink(target, path) == -1)
+		rc = atomicfile_syserr(cause, "symlink", path);
+out:
+	free(target);
+	free(stage);
+	free(tmpl);
+	return (rc);
+}
+
+/*
  * Makes a container's folder a link to its pool's folder, so that its
- * resources.sh is the pool's: a spare link to that pool renamed into
- * place, else one new inode. An existing link or folder is replaced at
+ * resources.sh is the pool's. An existing link or folder is replaced at
  * once.
  */
 int
@@ -478,53 +520,24 @@ resfile_link(struct spares *sp, const char *dir, const char *id,
     const char *pool, char **cause)
 {
 	struct stat	 st;
-	char		*live, *tmp = NULL, *target, *cdir, *spare;
-	int		 rc = 0, there;
+	char		*live, *tmp = NULL;
+	int		 rc = 0;
 
 	if ((rc = rf_check_id(id, cause)) != 0 ||
 	    (rc = rf_check_id(pool, cause)) != 0)
 		return (rc);
 	live = rf_live(dir, id);
-	target = rf_link_target(pool);
-	there = lstat(live, &st) == 0;
-	if (sp != NULL && (spare = spares_take(sp, pool)) != NULL) {
-		rc = there ? rf_swap_in(sp, spare, live, NULL) :
-		    rename(spare, live);
-		if (rc != 0)
-			(void)rf_remove_any(spare, NULL);
-		free(spare);
-		if (rc == 0)
-			goto out;
-		rc = 0;
-	}
-	if (!there && symlink(target, live) == 0)
-		goto out;
-	if (!there && errno == ENOENT) {
-		/* The first container: containers/ is made. */
-		xasprintf(&cdir, "%s/containers", dir);
-		if (mkdir(cdir, 0700) == -1 && errno != EEXIST)
-			rc = atomicfile_syserr(cause, "mkdir", cdir);
-		else if (symlink(target, live) == -1)
-			rc = atomicfile_syserr(cause, "symlink", live);
-		free(cdir);
-		goto out;
-	}
-	if (!there && errno != EEXIST) {
-		rc = atomicfile_syserr(cause, "symlink", live);
+	if (lstat(live, &st) == -1) {
+		rc = rf_make_link(dir, pool, live, cause);
 		goto out;
 	}
 	tmp = rf_stage(dir, id, "link");
-	if ((rc = rf_remove_any(tmp, cause)) != 0)
-		goto out;
-	if (symlink(target, tmp) == -1) {
-		rc = atomicfile_syserr(cause, "symlink", tmp);
-		goto out;
-	}
-	if ((rc = rf_swap_in(sp, tmp, live, cause)) != 0)
+	if ((rc = rf_remove_any(tmp, cause)) == 0 &&
+	    (rc = rf_make_link(dir, pool, tmp, cause)) == 0 &&
+	    (rc = rf_swap_in(sp, tmp, live, cause)) != 0)
 		(void)unlink(tmp);
 out:
 	free(tmp);
-	free(target);
 	free(live);
 	return (rc);
 }
@@ -633,21 +646,17 @@ resfile_prune(struct spares *sp, const char *dir,
 	return (rc != 0 ? rc : n);
 }
 
-/* A spare found in containers/ at the first use: a folder for "", a link
- * to its pool for a pool's name; anything else there goes. */
+/* A spare found in containers/ at the first use: a folder; anything
+ * else under the prefix goes. */
 static int
 rf_spare_fits(const char *path, const char *key, void *arg)
 {
 	struct stat	 st;
-	char		 buf[PATH_MAX];
-	const char	*pool;
 
 	(void)arg;
 	if (lstat(path, &st) == -1)
 		return (0);
-	if (*key == '\0' ? S_ISDIR(st.st_mode) : (S_ISLNK(st.st_mode) &&
-	    (pool = rf_link_pool(path, buf, sizeof buf)) != NULL &&
-	    strcmp(pool, key) == 0))
+	if (*key == '\0' && S_ISDIR(st.st_mode))
 		return (1);
 	(void)rf_remove_any(path, NULL);
 	return (0);

@@ -68,12 +68,14 @@ int	resfile_remove(struct spares *, const char *dir, const char *id,
 int	resfile_prune(struct spares *, const char *dir,
 	    int (*keep)(const char *id, void *), void *arg, char **cause);
 /*
- * The spares of containers/ (spares.h) that resfile_put, _link, _remove
- * and _prune take a spares argument for (NULL: none kept): a container
- * that goes leaves its link or folder as a spare, which the next
- * container linked to the same pool, or with a file of its own, is given
- * by a rename instead of a new inode. Spares have hidden names, which no
- * container id may have; at most 128 of each kind are kept.
+ * The spare folders of containers/ (spares.h) that resfile_put, _link,
+ * _remove and _prune take a spares argument for (NULL: none kept): a
+ * container that goes leaves its folder as a spare, which the next
+ * container with a file of its own is given by a rename instead of new
+ * inodes (links need none: each is a hard link of its pool's own link,
+ * containers/.pool.<pool>). Spares (.spare.<n>) and pools' links have
+ * hidden names, which no container id may have; at most 128 spares are
+ * kept.
  */
 struct spares	*resfile_spares_new(const char *dir);
 

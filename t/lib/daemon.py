@@ -199,18 +199,18 @@ class Daemon:
 
 def container_folders(state_dir):
     """The names in <state_dir>/containers that are containers' (sorted);
-    anything else there must be one of the daemon's spares (.spare.<n>
-    a folder, .spare.<n>.<pool> a link to its pool's folder)."""
+    anything else there must be the daemon's own: a spare folder
+    (.spare.<n>) or a pool's link (.pool.<pool>, to ../pools/<pool>)."""
     d = os.path.join(state_dir, "containers")
     names = []
     for name in os.listdir(d):
-        m = re.fullmatch(r"\.spare\.[0-9]+(\.(.+))?", name)
-        if m is None:
-            names.append(name)
-        elif m.group(2):
-            assert os.readlink(os.path.join(d, name)) == \
-                "../pools/" + m.group(2), name
+        path = os.path.join(d, name)
+        spare = re.fullmatch(r"\.spare\.[0-9]+", name)
+        pool = re.fullmatch(r"\.pool\.(.+)", name)
+        if spare:
+            assert os.path.isdir(path) and not os.path.islink(path), name
+        elif pool:
+            assert os.readlink(path) == "../pools/" + pool.group(1), name
         else:
-            assert os.path.isdir(os.path.join(d, name)) and \
-                not os.path.islink(os.path.join(d, name)), name
+            names.append(name)
     return sorted(names)

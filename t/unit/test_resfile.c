@@ -176,7 +176,7 @@ Test(resfile, shared_containers_link_to_their_pool)
 	static const char	 p1[] = "ALL_MEMS=\"0\"\nSHARED_CPUS=\"1-3\"\n";
 	static const char	 p2[] = "ALL_MEMS=\"0\"\nSHARED_CPUS=\"2-3\"\n";
 	static const char	 own[] = "ALL_MEMS=\"0\"\nEXCLUSIVE_CPUS=\"1\"\n";
-	char			*dir, *cause = NULL, *got, *pool, *cdir;
+	char			*dir, *cause = NULL, *got, *pool, *cdir, *want;
 	int			 link, i;
 
 	dir = testlib_tmpdir();
@@ -220,12 +220,14 @@ Test(resfile, shared_containers_link_to_their_pool)
 		cr_assert_str_eq(got, p2);
 		free(got);
 	}
-	/* Removal takes the link, never the pool's file behind it; nothing
-	 * staged is left. */
+	/* Removal takes the link, never the pool's file behind it nor the
+	 * pool's own link; nothing staged is left. */
 	cr_assert_eq(resfile_remove(NULL, dir, "c0", &cause), 0, "%s", cause);
 	cr_assert_eq(resfile_remove(NULL, dir, "c1", &cause), 0, "%s", cause);
 	xasprintf(&cdir, "%s/containers", dir);
-	testlib_assert_listing(cdir, "");
+	xasprintf(&want, ".pool.%s", pool);
+	testlib_assert_listing(cdir, want);
+	free(want);
 	free(cdir);
 	xasprintf(&cdir, "%s/pools/%s/resources.sh", dir, pool);
 	got = testlib_read(cdir, NULL);
@@ -241,7 +243,9 @@ Test(resfile, shared_containers_link_to_their_pool)
 	cr_assert_eq(resfile_prune(NULL, dir, keep_c2, NULL, &cause), 0, "%s",
 	    cause);
 	xasprintf(&cdir, "%s/containers", dir);
-	testlib_assert_listing(cdir, "c2");
+	xasprintf(&want, ".pool.%s c2", pool);
+	testlib_assert_listing(cdir, want);
+	free(want);
 	free(cdir);
 	/* Unsafe names are refused. */
 	cr_assert_eq(resfile_link(NULL, dir, "..", pool, &cause), -EINVAL);
@@ -275,21 +279,20 @@ keep_none(const char *id, void *arg)
 }
 
 /*
- * With the spares, a container that goes leaves its link or folder
- * aside, and the next one linked to the same pool, or with a file of its
- * own, is given it by a rename: the same inode, the new content, never a
- * container's old text under another's name.
+ * A shared container's link is a hard link of its pool's own link
+ * (containers/.pool.<pool>): links make and free no inode, one pool's
+ * links are one inode, another pool's another. A pool's link that is not
+ * right is put right before it is linked.
  */
-Test(resfile, spares_recycle_links_and_folders)
+Test(resfile, links_are_hard_links_of_the_pools_link)
 {
 	static const char	 p1[] = "ALL_MEMS=\"0\"\nSHARED_CPUS=\"1-3\"\n";
 	static const char	 p2[] = "ALL_MEMS=\"1\"\nSHARED_CPUS=\"4-7\"\n";
-	static const char	 own1[] = "ALL_MEMS=\"0\"\nEXCLUSIVE_CPUS=\"1\"\n";
-	static const char	 own2[] = "ALL_MEMS=\"0\"\nEXCLUSIVE_CPUS=\"2\"\n";
-	struct spares		*sp;
+	struct stat		 st;
 	char			*dir, *cause = NULL, *got, *pool, *other, *cdir;
-	char			*path, *want;
-	ino_t			 link_ino, dir_ino;
+	char			*tmpl, *want, buf[64];
+	ino_t			 ino;
+	ssize_t			 n;
 	int			 link, i;
 
 	dir = testlib_tmpdir();
@@ -298,35 +301,93 @@ Test(resfile, spares_recycle_links_and_folders)
 	other = resfile_pool_name("NUMA node #1");
 	cr_assert_eq(resfile_put_pool(dir, pool, p1, strlen(p1), &cause), 0);
 	cr_assert_eq(resfile_put_pool(dir, other, p2, strlen(p2), &cause), 0);
-	sp = resfile_spares_new(dir);
+	for (i = 0; i < 3; i++) {
+		char id[8];
 
-	/* A link goes aside, keyed by its pool, and serves only that pool. */
-	cr_assert_eq(resfile_link(sp, dir, "c0", pool, &cause), 0, "%s",
-	    cause);
-	link_ino = inode_of(dir, "c0");
-	cr_assert_eq(resfile_remove(sp, dir, "c0", &cause), 0, "%s", cause);
-	xasprintf(&want, ".spare.0.%s", pool);
+		snprintf(id, sizeof id, "c%d", i);
+		cr_assert_eq(resfile_link(NULL, dir, id, pool, &cause), 0,
+		    "%s", cause);
+	}
+	ino = inode_of(dir, "c0");
+	cr_assert_eq(inode_of(dir, "c1"), ino);
+	cr_assert_eq(inode_of(dir, "c2"), ino);
+	xasprintf(&tmpl, ".pool.%s", pool);
+	cr_assert_eq(inode_of(dir, tmpl), ino);
+	xasprintf(&want, "%s c0 c1 c2", tmpl);
 	testlib_assert_listing(cdir, want);
 	free(want);
-	cr_assert_eq(spares_count(sp, pool), 1);
-	cr_assert_eq(resfile_link(sp, dir, "c9", other, &cause), 0);
-	cr_assert_neq(inode_of(dir, "c9"), link_ino);
-	cr_assert_eq(resfile_link(sp, dir, "c1", pool, &cause), 0);
-	cr_assert_eq(inode_of(dir, "c1"), link_ino);
-	cr_assert(resfile_linked(dir, "c1", pool));
 	got = reads(dir, "c1", &link);
 	cr_assert(link);
 	cr_assert_str_eq(got, p1);
 	free(got);
-	testlib_assert_listing(cdir, "c1 c9");
+	/* Another pool: another inode; moving there keeps the first. */
+	cr_assert_eq(resfile_link(NULL, dir, "c1", other, &cause), 0);
+	cr_assert_neq(inode_of(dir, "c1"), ino);
+	got = reads(dir, "c1", &link);
+	cr_assert_str_eq(got, p2);
+	free(got);
+	cr_assert(resfile_linked(dir, "c1", other));
+	cr_assert_eq(resfile_remove(NULL, dir, "c0", &cause), 0);
+	cr_assert_eq(resfile_remove(NULL, dir, "c2", &cause), 0);
+	cr_assert_eq(inode_of(dir, tmpl), ino);
+	xasprintf(&want, "%s/%s", cdir, tmpl);
+	cr_assert_eq(lstat(want, &st), 0);
+	cr_assert_eq(st.st_nlink, 1);
+	/* A pool's link pointing elsewhere is put right. */
+	cr_assert_eq(unlink(want), 0);
+	cr_assert_eq(symlink("../pools/elsewhere", want), 0);
+	cr_assert_eq(resfile_link(NULL, dir, "c3", pool, &cause), 0);
+	n = readlink(want, buf, sizeof buf - 1);
+	cr_assert_gt(n, 0);
+	buf[n] = '\0';
+	cr_assert_eq(strncmp(buf, "../pools/", 9), 0);
+	cr_assert_str_eq(buf + 9, pool);
+	got = reads(dir, "c3", &link);
+	cr_assert_str_eq(got, p1);
+	free(got);
+	cr_assert_eq(inode_of(dir, "c3"), inode_of(dir, tmpl));
+	/* A prune at start leaves the pools' links alone. */
+	cr_assert_eq(resfile_prune(NULL, dir, keep_none, NULL, &cause), 2,
+	    "%s", cause);
+	xasprintf(&got, "%s .pool.%s", tmpl, other);
+	testlib_assert_listing(cdir, got);
+	free(got);
+	free(want);
+	free(tmpl);
+	free(other);
+	free(pool);
+	free(cdir);
+	free(dir);
+}
 
-	/* A folder goes aside with its files, and the next one's content
-	 * is written into it before it takes its name. */
+/*
+ * With the spares, a container that goes leaves its folder aside, and
+ * the next one with a file of its own is given it by a rename: the same
+ * inode, the new content, never a container's old text under another's
+ * name.
+ */
+Test(resfile, spares_recycle_folders)
+{
+	static const char	 p1[] = "ALL_MEMS=\"0\"\nSHARED_CPUS=\"1-3\"\n";
+	static const char	 own1[] = "ALL_MEMS=\"0\"\nEXCLUSIVE_CPUS=\"1\"\n";
+	static const char	 own2[] = "ALL_MEMS=\"0\"\nEXCLUSIVE_CPUS=\"2\"\n";
+	struct spares		*sp;
+	char			*dir, *cause = NULL, *got, *pool, *cdir, *path;
+	char			*want;
+	ino_t			 dir_ino;
+	int			 link, i;
+
+	dir = testlib_tmpdir();
+	xasprintf(&cdir, "%s/containers", dir);
+	pool = resfile_pool_name("NUMA node #0");
+	cr_assert_eq(resfile_put_pool(dir, pool, p1, strlen(p1), &cause), 0);
+	sp = resfile_spares_new(dir);
+
 	cr_assert_eq(resfile_put(sp, dir, "c2", own1, strlen(own1), &cause),
 	    0, "%s", cause);
 	dir_ino = inode_of(dir, "c2");
 	cr_assert_eq(resfile_remove(sp, dir, "c2", &cause), 0, "%s", cause);
-	testlib_assert_listing(cdir, ".spare.1 c1 c9");
+	testlib_assert_listing(cdir, ".spare.0");
 	cr_assert_eq(resfile_put(sp, dir, "c3", own2, strlen(own2), &cause),
 	    0, "%s", cause);
 	cr_assert_eq(inode_of(dir, "c3"), dir_ino);
@@ -334,29 +395,34 @@ Test(resfile, spares_recycle_links_and_folders)
 	cr_assert(!link);
 	cr_assert_str_eq(got, own2);
 	free(got);
-	testlib_assert_listing(cdir, "c1 c3 c9");
+	testlib_assert_listing(cdir, "c3");
 
-	/* A linked container given a file of its own: its link is kept for
-	 * the pool; linked again, it gets that very link back, and its
-	 * folder is kept in turn. */
+	/* A linked container given a file of its own takes a spare folder
+	 * in its link's place; linked again, its folder is kept. */
+	cr_assert_eq(resfile_link(sp, dir, "c1", pool, &cause), 0);
+	cr_assert_eq(resfile_remove(sp, dir, "c3", &cause), 0);
 	cr_assert_eq(resfile_put(sp, dir, "c1", own1, strlen(own1), &cause),
 	    0, "%s", cause);
+	cr_assert_eq(inode_of(dir, "c1"), dir_ino);
 	got = reads(dir, "c1", &link);
 	cr_assert(!link);
 	cr_assert_str_eq(got, own1);
 	free(got);
-	cr_assert_eq(spares_count(sp, pool), 1);
+	cr_assert_eq(spares_count(sp, ""), 0);
 	cr_assert_eq(resfile_link(sp, dir, "c1", pool, &cause), 0);
-	cr_assert_eq(inode_of(dir, "c1"), link_ino);
-	cr_assert_eq(spares_count(sp, pool), 0);
+	got = reads(dir, "c1", &link);
+	cr_assert(link);
+	cr_assert_str_eq(got, p1);
+	free(got);
 	cr_assert_eq(spares_count(sp, ""), 1);
 
-	/* At most 128 links of a pool are kept; the rest are removed. */
+	/* At most 128 folders are kept; the rest are removed. */
 	for (i = 0; i < 130; i++) {
 		char id[16];
 
 		snprintf(id, sizeof id, "m%d", i);
-		cr_assert_eq(resfile_link(sp, dir, id, pool, &cause), 0);
+		cr_assert_eq(resfile_put(sp, dir, id, own1, strlen(own1),
+		    &cause), 0);
 	}
 	for (i = 0; i < 130; i++) {
 		char id[16];
@@ -364,47 +430,45 @@ Test(resfile, spares_recycle_links_and_folders)
 		snprintf(id, sizeof id, "m%d", i);
 		cr_assert_eq(resfile_remove(sp, dir, id, &cause), 0);
 	}
-	cr_assert_eq(spares_count(sp, pool), 128);
+	cr_assert_eq(spares_count(sp, ""), 128);
 
 	/* A prune at start leaves the spares alone; a new run takes back
 	 * the ones that fit and removes the others. */
-	cr_assert_eq(resfile_prune(sp, dir, keep_none, NULL, &cause), 3,
+	cr_assert_eq(resfile_prune(sp, dir, keep_none, NULL, &cause), 1,
 	    "%s", cause);
 	spares_free(sp);
-	xasprintf(&path, "%s/.spare.900.%s", cdir, pool);
-	cr_assert_eq(symlink("../pools/elsewhere", path), 0);
-	free(path);
-	path = testlib_join(cdir, ".spare.901");
+	path = testlib_join(cdir, ".spare.900");
 	testlib_write(path, "x", 1);
+	free(path);
+	xasprintf(&path, "%s/.spare.901.%s", cdir, pool);
+	cr_assert_eq(symlink("../pools/x", path), 0);
 	free(path);
 	path = testlib_join(cdir, ".spare.x");
 	testlib_write(path, "x", 1);
 	sp = resfile_spares_new(dir);
-	cr_assert_eq(spares_count(sp, pool), 128);
-	cr_assert_eq(spares_count(sp, ""), 2);
-	cr_assert_eq(spares_count(sp, other), 1);
+	cr_assert_eq(spares_count(sp, ""), 128);
 	cr_assert(testlib_exists(path), "a name no spare has is left alone");
 	free(path);
-	/* The ones that did not fit are gone. */
-	xasprintf(&path, "%s/.spare.900.%s", cdir, pool);
-	cr_assert(!testlib_exists(path));
+	path = testlib_join(cdir, ".spare.900");
+	cr_assert(!testlib_exists(path), "a file is no spare folder");
 	free(path);
-	path = testlib_join(cdir, ".spare.901");
-	cr_assert(!testlib_exists(path));
+	xasprintf(&path, "%s/.spare.901.%s", cdir, pool);
+	cr_assert(!testlib_exists(path), "a link is no spare folder");
 	free(path);
 	/* Numbering goes on past the highest found. */
-	cr_assert_eq(resfile_link(sp, dir, "n0", other, &cause), 0);
-	cr_assert_eq(resfile_remove(sp, dir, "n0", &cause), 0);
-	xasprintf(&path, "%s/.spare.902.%s", cdir, other);
-	cr_assert(testlib_exists(path), "%s", testlib_listing(cdir));
-	free(path);
+	cr_assert_eq(resfile_put(sp, dir, "n0", own1, strlen(own1), &cause),
+	    0);
+	cr_assert_eq(spares_count(sp, ""), 127);
+	cr_assert_eq(resfile_link(sp, dir, "n0", pool, &cause), 0);
+	want = testlib_join(cdir, ".spare.902");
+	cr_assert(testlib_exists(want), "%s", testlib_listing(cdir));
+	free(want);
 
 	/* A hidden name is no container's. */
 	cr_assert_eq(resfile_link(sp, dir, ".spare.0", pool, &cause),
 	    -EINVAL);
 	free(cause);
 	spares_free(sp);
-	free(other);
 	free(pool);
 	free(cdir);
 	free(dir);
