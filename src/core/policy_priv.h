@@ -167,6 +167,9 @@ struct policy {
 	int			 ndevs;
 	struct dradev		*devs;
 	struct undolog		*undo;		/* the operation's, or NULL */
+	/* The log of a step outside any operation (undo_begin with no fx),
+	 * emptied after it and kept for the next: one per allocation. */
+	struct undolog		*scratch;
 	struct index		*index;		/* index.c */
 	size_t			 kept;		/* the containers' spec.cost */
 };

@@ -110,6 +110,9 @@ undo_begin(struct policy *P, struct policy_effects *fx, struct undoctx *u)
 			if (fx->undo == NULL)
 				fx->undo = xcalloc(1, sizeof *fx->undo);
 			P->undo = fx->undo;
+		} else if (P->scratch != NULL) {
+			P->undo = u->own = P->scratch;
+			P->scratch = NULL;
 		} else
 			P->undo = u->own = xcalloc(1, sizeof *u->own);
 	}
@@ -125,9 +128,24 @@ undo_fail(struct policy *P, struct undoctx *u)
 void
 undo_end(struct policy *P, struct undoctx *u)
 {
+	struct undolog	*own = u->own;
+	int		 i;
+
 	P->undo = u->outer;
-	undolog_free(u->own);
 	u->own = NULL;
+	if (own == NULL)
+		return;
+	if (P->scratch != NULL) {
+		undolog_free(own);
+		return;
+	}
+	/* Emptied, its room kept for the next step. */
+	for (i = 0; i < own->n; i++)
+		entry_clear(&own->v[i]);
+	own->n = 0;
+	if (own->touched != NULL)
+		memset(own->touched, 0, (size_t)own->npools);
+	P->scratch = own;
 }
 
 static struct strmap *
