@@ -81,15 +81,25 @@ entry_clear(struct undo_entry *e)
 	memset(e, 0, sizeof *e);
 }
 
-void
-undolog_free(struct undolog *u)
+/* Every entry cleared, the log's room kept. */
+static void
+undolog_empty(struct undolog *u)
 {
 	int	i;
 
-	if (u == NULL)
-		return;
 	for (i = 0; i < u->n; i++)
 		entry_clear(&u->v[i]);
+	u->n = 0;
+	if (u->touched != NULL)
+		memset(u->touched, 0, (size_t)u->npools);
+}
+
+void
+undolog_free(struct undolog *u)
+{
+	if (u == NULL)
+		return;
+	undolog_empty(u);
 	free(u->v);
 	free(u->touched);
 	free(u);
@@ -129,7 +139,6 @@ void
 undo_end(struct policy *P, struct undoctx *u)
 {
 	struct undolog	*own = u->own;
-	int		 i;
 
 	P->undo = u->outer;
 	u->own = NULL;
@@ -140,11 +149,7 @@ undo_end(struct policy *P, struct undoctx *u)
 		return;
 	}
 	/* Emptied, its room kept for the next step. */
-	for (i = 0; i < own->n; i++)
-		entry_clear(&own->v[i]);
-	own->n = 0;
-	if (own->touched != NULL)
-		memset(own->touched, 0, (size_t)own->npools);
+	undolog_empty(own);
 	P->scratch = own;
 }
 

@@ -248,7 +248,7 @@ cdi_put_spare(struct spares *sp, const char *path, const char *data,
 	char	*spare;
 	int	 rc;
 
-	if (sp == NULL || (spare = spares_take(sp, "")) == NULL)
+	if (sp == NULL || (spare = spares_take(sp)) == NULL)
 		return (-1);
 	if ((rc = atomicfile_fill(spare, data, len, NULL)) == 0 &&
 	    rename(spare, path) == -1)
@@ -320,7 +320,7 @@ cdi_remove(struct spares *sp, const char *dir, const char *driver,
 	 * Kept as a spare, it is emptied: no stale spec lies about.
 	 */
 	if (sp != NULL && lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (kept = spares_keep(sp, "", path)) != NULL)
+	    (kept = spares_keep(sp, path)) != NULL)
 		(void)truncate(kept, 0);
 	else if (unlink(path) == -1 && errno != ENOENT && errno != ENOTDIR) {
 		rc = atomicfile_syserr(cause, "unlink", path);
@@ -339,12 +339,12 @@ out:
 /* A spare found in the CDI folder: a plain file (anything else with our
  * prefix is left alone: the folder is shared). */
 static int
-cdi_spare_fits(const char *path, const char *key, void *arg)
+cdi_spare_fits(const char *path, void *arg)
 {
 	struct stat	st;
 
 	(void)arg;
-	return (*key == '\0' && lstat(path, &st) == 0 && S_ISREG(st.st_mode));
+	return (lstat(path, &st) == 0 && S_ISREG(st.st_mode));
 }
 
 struct spares *

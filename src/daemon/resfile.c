@@ -282,7 +282,7 @@ resfile_put(struct spares *sp, const char *dir, const char *id,
 	}
 	/* A new folder, or one taking a link's place: a spare's, if any. */
 	if ((fresh || linked) && sp != NULL &&
-	    (stage = spares_take(sp, "")) != NULL &&
+	    (stage = spares_take(sp)) != NULL &&
 	    rf_put_spare(sp, stage, live, fresh, data, len) == 0) {
 		free(live);
 		return (0);
@@ -420,7 +420,7 @@ rf_retire(struct spares *sp, const char *path, char **cause)
 	struct stat	 st;
 
 	if (sp != NULL && lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
-	    spares_keep(sp, "", path) != NULL)
+	    spares_keep(sp, path) != NULL)
 		return (0);
 	return (rf_remove_any(path, cause));
 }
@@ -627,7 +627,8 @@ resfile_prune(struct spares *sp, const char *dir,
 			free(path);
 			continue;
 		}
-		/* No container's (ids are never hidden): the spares. */
+		/* No container's (ids are never hidden): the spares and
+		 * the pools' links. */
 		if (de->d_name[0] == '.' || keep(de->d_name, arg))
 			continue;
 		if (resfile_remove(sp, dir, de->d_name, &why) != 0) {
@@ -649,14 +650,14 @@ resfile_prune(struct spares *sp, const char *dir,
 /* A spare found in containers/ at the first use: a folder; anything
  * else under the prefix goes. */
 static int
-rf_spare_fits(const char *path, const char *key, void *arg)
+rf_spare_fits(const char *path, void *arg)
 {
 	struct stat	 st;
 
 	(void)arg;
 	if (lstat(path, &st) == -1)
 		return (0);
-	if (*key == '\0' && S_ISDIR(st.st_mode))
+	if (S_ISDIR(st.st_mode))
 		return (1);
 	(void)rf_remove_any(path, NULL);
 	return (0);

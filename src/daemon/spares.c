@@ -11,19 +11,12 @@
 #include "autoconf.h"
 
 #include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "spares.h"
-#include "strmap.h"
 #include "xmalloc.h"
-
-struct spare_list {
-	char	**paths;
-	size_t	  n;
-};
 
 struct spares {
 	char		*dir;
@@ -31,10 +24,10 @@ struct spares {
 	size_t		 cap;
 	spares_check_fn	 check;
 	void		*arg;
-	struct strmap	*keys;		/* key -> struct spare_list */
+	char		**paths;	/* the spares, the last kept last */
+	size_t		 n;
 	unsigned long	 next;		/* the number of the next name */
 	int		 listed;
-	char		*last;		/* spares_keep's answer */
 };
 
 struct spares *
@@ -48,75 +41,45 @@ spares_new(const char *dir, const char *prefix, size_t cap,
 	sp->cap = cap;
 	sp->check = check;
 	sp->arg = arg;
-	sp->keys = strmap_new();
 	return (sp);
-}
-
-static void
-list_free(void *v)
-{
-	struct spare_list	*l = v;
-	size_t			 i;
-
-	for (i = 0; i < l->n; i++)
-		free(l->paths[i]);
-	free(l->paths);
-	free(l);
 }
 
 void
 spares_free(struct spares *sp)
 {
+	size_t	i;
+
 	if (sp == NULL)
 		return;
-	strmap_free_all(sp->keys, list_free);
-	free(sp->last);
+	for (i = 0; i < sp->n; i++)
+		free(sp->paths[i]);
+	free(sp->paths);
 	free(sp->prefix);
 	free(sp->dir);
 	free(sp);
 }
 
-static struct spare_list *
-list_of(struct spares *sp, const char *key)
-{
-	struct spare_list	*l;
-
-	if ((l = strmap_get(sp->keys, key)) == NULL) {
-		l = xcalloc(1, sizeof *l);
-		strmap_put(sp->keys, key, l);
-	}
-	return (l);
-}
-
 static void
-push(struct spare_list *l, char *path)
+push(struct spares *sp, char *path)
 {
-	l->paths = xreallocarray(l->paths, l->n + 1, sizeof *l->paths);
-	l->paths[l->n++] = path;
+	sp->paths = xreallocarray(sp->paths, sp->n + 1, sizeof *sp->paths);
+	sp->paths[sp->n++] = path;
 }
 
-/*
- * A name after the prefix: <n> or <n>.<key>. 0 and *n, *key (within
- * name) when it is one.
- */
+/* The number of a name after the prefix, digits only: 0 and *n. */
 static int
-parse_name(const char *s, unsigned long *n, const char **key)
+parse_name(const char *s, unsigned long *n)
 {
-	const char	*p = s;
-	unsigned long	 v = 0;
+	unsigned long	v = 0;
 
-	if (*p < '0' || *p > '9')
+	if (*s == '\0')
 		return (-1);
-	for (; *p >= '0' && *p <= '9'; p++) {
+	for (; *s >= '0' && *s <= '9'; s++) {
 		if (v > (unsigned long)-1 / 10 - 1)
 			return (-1);
-		v = v * 10 + (unsigned long)(*p - '0');
+		v = v * 10 + (unsigned long)(*s - '0');
 	}
-	if (*p == '\0')
-		*key = p;
-	else if (*p == '.' && p[1] != '\0')
-		*key = p + 1;
-	else
+	if (*s != '\0')
 		return (-1);
 	*n = v;
 	return (0);
@@ -129,7 +92,6 @@ list_once(struct spares *sp)
 {
 	struct dirent	*de;
 	DIR		*d;
-	const char	*key;
 	unsigned long	 n;
 	size_t		 plen = strlen(sp->prefix);
 	char		*path;
@@ -141,13 +103,13 @@ list_once(struct spares *sp)
 		return;
 	while ((de = readdir(d)) != NULL) {
 		if (strncmp(de->d_name, sp->prefix, plen) != 0 ||
-		    parse_name(de->d_name + plen, &n, &key) != 0)
+		    parse_name(de->d_name + plen, &n) != 0)
 			continue;
 		if (n >= sp->next)
 			sp->next = n + 1;
 		xasprintf(&path, "%s/%s", sp->dir, de->d_name);
-		if (sp->check(path, key, sp->arg))
-			push(list_of(sp, key), path);
+		if (sp->check(path, sp->arg))
+			push(sp, path);
 		else
 			free(path);
 	}
@@ -155,49 +117,33 @@ list_once(struct spares *sp)
 }
 
 char *
-spares_take(struct spares *sp, const char *key)
+spares_take(struct spares *sp)
 {
-	struct spare_list	*l;
-
 	list_once(sp);
-	if ((l = strmap_get(sp->keys, key)) == NULL || l->n == 0)
-		return (NULL);
-	return (l->paths[--l->n]);
+	return (sp->n > 0 ? sp->paths[--sp->n] : NULL);
 }
 
 const char *
-spares_keep(struct spares *sp, const char *key, const char *path)
+spares_keep(struct spares *sp, const char *path)
 {
-	struct spare_list	*l;
-	char			*to;
+	char	*to;
 
 	list_once(sp);
-	if (strchr(key, '/') != NULL)
+	if (sp->n >= sp->cap)
 		return (NULL);
-	l = list_of(sp, key);
-	if (l->n >= sp->cap)
-		return (NULL);
-	if (*key == '\0')
-		xasprintf(&to, "%s/%s%lu", sp->dir, sp->prefix, sp->next);
-	else
-		xasprintf(&to, "%s/%s%lu.%s", sp->dir, sp->prefix, sp->next,
-		    key);
+	xasprintf(&to, "%s/%s%lu", sp->dir, sp->prefix, sp->next);
 	if (rename(path, to) == -1) {
 		free(to);
 		return (NULL);
 	}
 	sp->next++;
-	push(l, to);
-	free(sp->last);
-	sp->last = xstrdup(to);
-	return (sp->last);
+	push(sp, to);
+	return (to);
 }
 
 size_t
-spares_count(struct spares *sp, const char *key)
+spares_count(struct spares *sp)
 {
-	struct spare_list	*l;
-
 	list_once(sp);
-	return ((l = strmap_get(sp->keys, key)) == NULL ? 0 : l->n);
+	return (sp->n);
 }

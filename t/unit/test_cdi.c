@@ -494,7 +494,7 @@ Test(cdi, spares_recycle_specs)
 	sp = cdi_spares_new(dir);
 	cr_assert_eq(cdi_write(sp, dir, DRIVER, UID, edits, 1, &cause), 0);
 	cr_assert(testlib_exists(spare));
-	cr_assert_eq(spares_count(sp, ""), 0);
+	cr_assert_eq(spares_count(sp), 0);
 	spares_free(sp);
 	free(spare);
 	free(path);
