@@ -79,8 +79,11 @@ policy_effects_clear(struct policy_effects *fx)
 	pinning_clear(&fx->self);
 	free(fx->self_pool);
 	for (i = 0; i < fx->nupdates; i++)
-		pinning_clear(&fx->updates[i]);
+		free(fx->updates[i].id);
 	free(fx->updates);
+	for (i = 0; i < fx->npools; i++)
+		free(fx->pools[i]);
+	free(fx->pools);
 	cpuset_clear(&fx->claim_cpus);
 	for (i = 0; i < fx->nedits; i++)
 		free(fx->edits[i]);
@@ -1099,10 +1102,65 @@ policy_pin(const struct policy *P, const struct grant *g, struct pinning *pin)
 }
 
 static int
-pinning_cmp(const void *a, const void *b)
+update_cmp(const void *a, const void *b)
 {
-	return (strcmp(((const struct pinning *)a)->id,
-	    ((const struct pinning *)b)->id));
+	return (strcmp(((const struct policy_update *)a)->id,
+	    ((const struct policy_update *)b)->id));
+}
+
+static const struct pool *shared_file_pool(const struct policy *,
+    const struct grant *);
+static const struct cpuset *default_mems(const struct policy *,
+    const struct pool *);
+
+/* shared_file_pool of a grant just pinned, without its zone looked up
+ * again: pinned memory is its zone's nodes, or else its pool's default
+ * ones, and a zone other than those gives it a file of its own. */
+static const struct pool *
+shared_file_pool_pinned(const struct policy *P, const struct grant *g)
+{
+	if (g->kind != GRANT_CONTAINER || g->pool == NULL ||
+	    g->type != CPU_NORMAL || !cpuset_empty(&g->exclusive) ||
+	    policy_mem_types(P, g) != P->mem_default)
+		return (NULL);
+	if (g->req.mem_preserve)
+		return (g->pool);
+	if (g->applied.pin_mems)
+		return (cpuset_equal(&g->applied.mems,
+		    default_mems(P, g->pool)) ? g->pool : NULL);
+	return (shared_file_pool(P, g));
+}
+
+/* g moved: an update, and its pool's file when that file is all it has. */
+static void
+effects_moved(const struct policy *P, const struct grant *g, int supply_only,
+    struct cpuset *named, struct policy_effects *fx)
+{
+	struct policy_update	*u;
+	const struct pool	*p;
+	int			 i;
+
+	/* Room doubles at 16, 32, ...: only this adds updates. */
+	if (fx->nupdates == 0 || (fx->nupdates >= 16 &&
+	    (fx->nupdates & (fx->nupdates - 1)) == 0))
+		fx->updates = xreallocarray(fx->updates,
+		    fx->nupdates ? 2 * (size_t)fx->nupdates : 16,
+		    sizeof *fx->updates);
+	u = &fx->updates[fx->nupdates++];
+	u->id = xstrdup(g->key);
+	/* Neither its pool nor its memory changed (both make it dirty), so
+	 * what its file is did not either. */
+	u->pool_file = supply_only &&
+	    (p = shared_file_pool_pinned(P, g)) != NULL;
+	if (!u->pool_file || cpuset_has(named, p->id))
+		return;
+	(void)cpuset_add(named, p->id);
+	for (i = 0; i < fx->npools; i++)
+		if (strcmp(fx->pools[i], p->name) == 0)
+			return;
+	fx->pools = xreallocarray(fx->pools, (size_t)fx->npools + 1,
+	    sizeof *fx->pools);
+	fx->pools[fx->npools++] = xstrdup(p->name);
 }
 
 /*
@@ -1117,10 +1175,11 @@ policy_refresh(struct policy *P, const char *self, int all,
     struct policy_effects *fx)
 {
 	struct grant	**v, *g;
-	struct pinning	 pin, *u;
+	struct pinning	 pin;
+	struct cpuset	 named = CPUSET_INITIALIZER;	/* pools in fx->pools */
 	unsigned long	 gen;
 	size_t		 i, n;
-	int		 same;
+	int		 same, supply_only;
 
 	pinning_init(&pin);
 	if ((g = self != NULL ? strmap_get(P->ctrs, self) : NULL) != NULL) {
@@ -1156,30 +1215,23 @@ policy_refresh(struct policy *P, const char *self, int all,
 		policy_pin(P, g, &pin);
 		same = pinning_equal(&pin, &g->applied);
 		undo_applied_move(P, g, !same);
+		supply_only = !all && !g->dirty;
 		g->dirty = 0;
 		g->applied_gen = gen;
 		if (same)
 			continue;
 		g->applied = pin;
 		pinning_init(&pin);
-		if (fx == NULL)
-			continue;
-		/* Room doubles at 16, 32, ...: only this adds updates. */
-		if (fx->nupdates == 0 || (fx->nupdates >= 16 &&
-		    (fx->nupdates & (fx->nupdates - 1)) == 0))
-			fx->updates = xreallocarray(fx->updates,
-			    fx->nupdates ? 2 * (size_t)fx->nupdates : 16,
-			    sizeof *fx->updates);
-		u = &fx->updates[fx->nupdates++];
-		pinning_init(u);
-		pinning_copy(u, &g->applied);
+		if (fx != NULL)
+			effects_moved(P, g, supply_only, &named, fx);
 	}
 	free(v);
 	index_clean(P);
 	pinning_clear(&pin);
+	cpuset_clear(&named);
 	if (fx != NULL && fx->nupdates > 1)
 		qsort(fx->updates, fx->nupdates, sizeof *fx->updates,
-		    pinning_cmp);
+		    update_cmp);
 }
 
 enum claim_env {
@@ -2065,13 +2117,26 @@ export_add(struct policy_kv *kv, int *n, const char *key,
  * gives, as Go's libmem finds it before any accounting), else all its
  * nodes: what a container is pinned to and its ALL_MEMS.
  */
+static const struct cpuset *
+mems_of_types(const struct policy *P, const struct pool *p, unsigned types)
+{
+	const struct mem_offer	*o = policy_mem_offer(P, p, types);
+
+	return (cpuset_empty(&o->zone) ? &p->mems : &o->zone);
+}
+
 static void
 export_mems(const struct policy *P, const struct pool *p, unsigned types,
     struct cpuset *mems)
 {
-	const struct mem_offer	*o = policy_mem_offer(P, p, types);
+	cpuset_copy(mems, mems_of_types(P, p, types));
+}
 
-	cpuset_copy(mems, cpuset_empty(&o->zone) ? &p->mems : &o->zone);
+/* What a pool's file says of memory. */
+static const struct cpuset *
+default_mems(const struct policy *P, const struct pool *p)
+{
+	return (mems_of_types(P, p, P->mem_default));
 }
 
 /* DRAM_MEMS, PMEM_MEMS and HBM_MEMS: mems split by type, as the Go
@@ -2154,9 +2219,13 @@ policy_export(const struct policy *P, const char *id, struct policy_kv **out,
 const struct pool *
 policy_export_shared_pool(const struct policy *P, const char *id)
 {
-	const struct grant	*g = strmap_get(P->ctrs, id);
+	return (shared_file_pool(P, strmap_get(P->ctrs, id)));
+}
+
+static const struct pool *
+shared_file_pool(const struct policy *P, const struct grant *g)
+{
 	struct cpuset		 zone = CPUSET_INITIALIZER;
-	struct cpuset		 dflt = CPUSET_INITIALIZER;
 	int			 own = 0;
 
 	/* Its memory types too: a pool's file says the default ones. */
@@ -2166,12 +2235,9 @@ policy_export_shared_pool(const struct policy *P, const char *id)
 		return (NULL);
 	/* And the pool's memory nodes: one whose memory was widened has
 	 * a file of its own. */
-	if (!g->req.mem_preserve && policy_mem_zone(P, id, &zone)) {
-		export_mems(P, g->pool, P->mem_default, &dflt);
-		own = !cpuset_equal(&zone, &dflt);
-	}
+	if (!g->req.mem_preserve && policy_mem_zone(P, g->key, &zone))
+		own = !cpuset_equal(&zone, default_mems(P, g->pool));
 	cpuset_clear(&zone);
-	cpuset_clear(&dflt);
 	return (own ? NULL : g->pool);
 }
 

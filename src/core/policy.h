@@ -153,11 +153,22 @@ struct pinning {
 	int		 shares;	/* cpu.shares, 0 untouched */
 };
 
+/* Another container whose pinning an operation moved. */
+struct policy_update {
+	char		*id;
+	/* Only its pool's shared CPUs moved, and its resources.sh is its
+	 * pool's file (policy_export_shared_pool): that file, named in the
+	 * effects' pools, says the change, and its own folder is as it was. */
+	int		 pool_file;
+};
+
 struct policy_effects {
 	struct pinning	 self;		/* create/update: the container's own */
 	char		*self_pool;	/* and its pool's name, or "claims" */
-	int		 nupdates;
-	struct pinning	*updates;	/* other containers, sorted by id */
+	int		 nupdates;	/* their pinnings: policy_pinning() */
+	struct policy_update *updates;	/* other containers, sorted by id */
+	int		 npools;
+	char		**pools;	/* pools of the pool_file updates */
 	int		 save;		/* the state changed: save it */
 	struct cpuset	 claim_cpus;	/* claim: the whole claim's CPUs */
 	int		 nedits;

@@ -16,6 +16,9 @@ void		 strmap_free_all(struct strmap *, void (*fn)(void *));
 void		*strmap_get(const struct strmap *, const char *);
 /* Sets key to value, replacing any earlier value. */
 void		 strmap_put(struct strmap *, const char *, void *);
+/* Puts key with value unless key is there: the map's own copy of key,
+ * valid until it is deleted, or NULL when it was there (value kept). */
+const char	*strmap_add(struct strmap *, const char *key, void *value);
 /* Removes key; returns its value or NULL. */
 void		*strmap_del(struct strmap *, const char *);
 size_t		 strmap_count(const struct strmap *);

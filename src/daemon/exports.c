@@ -9,8 +9,11 @@
  * pools/<pool>: when a claim or an exclusive container moves a pool's
  * shared CPUs, the pool's one file is rewritten and the links stay; a
  * shared container with memory types of its own has a file of its own.
- * Failures are logged and counted, and the file is tried again the next
- * time it is queued.
+ * A container moved only by its pool's supply is not queued at all: its
+ * pool is (exports_pool_later). Failures are logged and counted, and the
+ * file is tried again the next time it is queued; a container whose file
+ * failed is queued again with the next pool, since it may never be queued
+ * on its own again.
  */
 #include "autoconf.h"
 
@@ -38,6 +41,8 @@
 struct exports {
 	char		*dir;
 	struct strmap	*queue;		/* id -> QUEUED_WRITE, QUEUED_REMOVE */
+	struct strmap	*pool_queue;	/* pool name -> itself */
+	struct strmap	*failing;	/* container id -> itself */
 	struct strmap	*digests;	/* id -> uint64_t: what its file holds */
 	struct strmap	*pools;		/* pool file name -> uint64_t */
 	struct strmap	*fresh;		/* pool name -> struct settled */
@@ -91,6 +96,8 @@ exports_new(const char *state_dir)
 
 	ex->dir = xstrdup(state_dir);
 	ex->queue = strmap_new();
+	ex->pool_queue = strmap_new();
+	ex->failing = strmap_new();
 	ex->digests = strmap_new();
 	ex->pools = strmap_new();
 	ex->fresh = strmap_new();
@@ -104,6 +111,8 @@ exports_free(struct exports *ex)
 	if (ex == NULL)
 		return;
 	strmap_free(ex->queue);
+	strmap_free(ex->pool_queue);
+	strmap_free(ex->failing);
 	strmap_free_all(ex->digests, free);
 	strmap_free_all(ex->pools, free);
 	strmap_free_all(ex->fresh, settled_free);
@@ -149,12 +158,23 @@ was_there(struct exports *ex, const char *id)
 }
 
 static void
-failed(struct strmap *m, const char *key, char *cause)
+failed(struct exports *ex, struct strmap *m, const char *key, char *cause)
 {
 	log_warnx("%s", cause);
 	metrics_inc("errors", "kind", "export");
 	free(cause);
 	free(strmap_del(m, key));
+	if (m == ex->digests)
+		strmap_put(ex->failing, key, ex);
+}
+
+/* A container's file holds what it should: h. */
+static void
+container_done(struct exports *ex, const char *id, uint64_t h)
+{
+	set_digest(ex->digests, id, h);
+	if (strmap_count(ex->failing) > 0)
+		(void)strmap_del(ex->failing, id);
 }
 
 /* The text of resources.sh for kv (policy_export's), *text to free. */
@@ -213,7 +233,7 @@ put_text(struct exports *ex, struct strmap *m, const char *sub,
 	int		 rc;
 
 	if ((rc = render(who, kv, n, &text, &len, &cause)) != 0) {
-		failed(m, name, cause);
+		failed(ex, m, name, cause);
 		return (rc);
 	}
 	h = digest(text, len);
@@ -224,10 +244,12 @@ put_text(struct exports *ex, struct strmap *m, const char *sub,
 			rc = resfile_put(ex->spares, ex->dir, name, text, len,
 			    &cause);
 		if (rc != 0)
-			failed(m, name, cause);
-		else
-			set_digest(m, name, h);
+			failed(ex, m, name, cause);
 	}
+	if (rc == 0 && m == ex->digests)
+		container_done(ex, name, h);
+	else if (rc == 0)
+		set_digest(m, name, h);
 	free(text);
 	return (rc);
 }
@@ -274,14 +296,14 @@ export_linked(struct exports *ex, const struct policy *P, const char *id,
 		return;
 	if (d == NULL && was_there(ex, id) &&
 	    resfile_linked(ex->dir, id, st->file)) {
-		set_digest(ex->digests, id, st->link);
+		container_done(ex, id, st->link);
 		return;
 	}
 	if (resfile_link(ex->spares, ex->dir, id, st->file, &cause) != 0) {
-		failed(ex->digests, id, cause);
+		failed(ex, ex->digests, id, cause);
 		return;
 	}
-	set_digest(ex->digests, id, st->link);
+	container_done(ex, id, st->link);
 }
 
 static void
@@ -307,6 +329,7 @@ export_remove(struct exports *ex, const char *id)
 	char	*cause = NULL;
 
 	free(strmap_del(ex->digests, id));
+	(void)strmap_del(ex->failing, id);
 	if (ex->found != NULL)
 		(void)strmap_del(ex->found, id);
 	if (resfile_remove(ex->spares, ex->dir, id, &cause) != 0) {
@@ -316,12 +339,28 @@ export_remove(struct exports *ex, const char *id)
 	}
 }
 
+static int
+queued_none(const struct exports *ex)
+{
+	return (strmap_count(ex->queue) == 0 &&
+	    strmap_count(ex->pool_queue) == 0);
+}
+
 int
 exports_later(struct exports *ex, const char *id, int remove)
 {
-	int	first = strmap_count(ex->queue) == 0;
+	int	first = queued_none(ex);
 
 	strmap_put(ex->queue, id, remove ? QUEUED_REMOVE : QUEUED_WRITE);
+	return (first);
+}
+
+int
+exports_pool_later(struct exports *ex, const char *pool)
+{
+	int	first = queued_none(ex);
+
+	strmap_put(ex->pool_queue, pool, ex);
 	return (first);
 }
 
@@ -329,6 +368,29 @@ struct flush {
 	struct exports		*ex;
 	const struct policy	*P;
 };
+
+/* A pool's file; a pool the policy no longer has has no containers. */
+static void
+flush_pool(const char *name, void *unused, void *arg)
+{
+	struct flush		*f = arg;
+	const struct pool	*p;
+
+	(void)unused;
+	if ((p = pool_tree_find(policy_tree(f->P), name)) != NULL)
+		(void)export_pool(f->ex, f->P, p);
+}
+
+/* A container whose file failed, with the pools: unless it is queued. */
+static void
+queue_failing(const char *id, void *unused, void *arg)
+{
+	struct exports	*ex = arg;
+
+	(void)unused;
+	if (strmap_get(ex->queue, id) == NULL)
+		strmap_put(ex->queue, id, QUEUED_WRITE);
+}
 
 static void
 flush_one(const char *id, void *what, void *arg)
@@ -352,13 +414,20 @@ void
 exports_flush(struct exports *ex, const struct policy *P)
 {
 	struct flush	 f = { ex, P };
-	struct strmap	*m = ex->queue;
+	struct strmap	*m, *pm;
 
-	if (strmap_count(m) == 0)
+	if (queued_none(ex))
 		return;
+	if (strmap_count(ex->pool_queue) > 0)
+		strmap_each(ex->failing, queue_failing, ex);
+	m = ex->queue;
+	pm = ex->pool_queue;
 	ex->queue = strmap_new();
+	ex->pool_queue = strmap_new();
 	strmap_each(m, flush_one, &f);
+	strmap_each(pm, flush_pool, &f);
 	strmap_free(m);
+	strmap_free(pm);
 	strmap_free_all(ex->fresh, settled_free);
 	ex->fresh = strmap_new();
 }

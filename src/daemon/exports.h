@@ -17,6 +17,9 @@ void		 exports_free(struct exports *);
 /* Queues a container's file to be written (or removed); 1 when it is
  * the first thing queued since the last flush. */
 int		 exports_later(struct exports *, const char *id, int remove);
+/* Queues a pool's file, which its shared containers' folders link to
+ * (policy_update's pool_file); 1 as for exports_later. */
+int		 exports_pool_later(struct exports *, const char *pool);
 /* resfile_prune with the spares: removes the files of the containers
  * keep() does not want; how many went, or a negative errno and *cause. */
 int		 exports_prune(struct exports *,

@@ -153,7 +153,7 @@ struct conn {
  * times on its way out).
  */
 struct acc {
-	char		**ids;	/* NULL where one was dropped */
+	const char	**ids;	/* idx's keys; NULL where one was dropped */
 	int		  n;
 	int		  cap;	/* room in ids */
 	struct strmap	 *idx;	/* id -> index + 1 */
@@ -219,10 +219,6 @@ acc_init(struct acc *a)
 static void
 acc_clear(struct acc *a)
 {
-	int	i;
-
-	for (i = 0; i < a->n; i++)
-		free(a->ids[i]);
 	free(a->ids);
 	strmap_free(a->idx);
 	memset(a, 0, sizeof *a);
@@ -244,23 +240,25 @@ acc_has(const struct acc *a, const char *id)
 static void
 acc_add(struct acc *a, const char *id)
 {
-	if (id == NULL || strmap_get(a->idx, id) != NULL)
+	const char	*own;
+
+	if (id == NULL || (own = strmap_add(a->idx, id,
+	    (void *)(intptr_t)(a->n + 1))) == NULL)
 		return;
 	if (a->n == a->cap) {
 		a->cap = a->cap ? 2 * a->cap : 16;
 		a->ids = xreallocarray(a->ids, (size_t)a->cap, sizeof *a->ids);
 	}
-	a->ids[a->n++] = xstrdup(id);
-	strmap_put(a->idx, id, (void *)(intptr_t)a->n);
+	a->ids[a->n++] = own;
 }
 
 static void
-acc_merge(struct acc *a, const struct pinning *p, int np)
+acc_merge(struct acc *a, const struct policy_update *u, int n)
 {
 	int	k;
 
-	for (k = 0; k < np; k++)
-		acc_add(a, p[k].id);
+	for (k = 0; k < n; k++)
+		acc_add(a, u[k].id);
 }
 
 /* A container that is gone needs no update. */
@@ -269,10 +267,9 @@ acc_drop(struct acc *a, const char *id)
 {
 	intptr_t	i;
 
-	if ((i = (intptr_t)strmap_del(a->idx, id)) != 0) {
-		free(a->ids[i - 1]);
+	/* Its key goes with it. */
+	if ((i = (intptr_t)strmap_del(a->idx, id)) != 0)
 		a->ids[i - 1] = NULL;
-	}
 }
 
 static size_t
@@ -1070,7 +1067,7 @@ sync_finish(struct call *call)
 		    (p = policy_pinning(n->srv->policy, cs[i].id)) == NULL)
 			continue;
 		if (nri_msg_differs(ctrs[i], p))
-			acc_merge(&a, p, 1);
+			acc_add(&a, p->id);
 	}
 	/* Running containers we had not seen start: their cold starts, if
 	 * any, begin now. */
@@ -1339,7 +1336,7 @@ h_update(struct call *call, ProtobufCMessage **msg)
 	/* Its own new pinning first: the reply is how it gets it. */
 	acc_init(&a);
 	if (fx.self.id != NULL)
-		acc_merge(&a, &fx.self, 1);
+		acc_add(&a, fx.self.id);
 	acc_merge(&a, fx.updates, fx.nupdates);
 	reply_updates(call, &resp.base, &resp.n_update, &resp.update, &a);
 	acc_clear(&a);
@@ -1813,7 +1810,7 @@ queue_id(struct nri *n, const char *id)
 }
 
 void
-nri_push_updates(struct nri *n, const struct pinning *p, int np)
+nri_push_updates(struct nri *n, const struct policy_update *p, int np)
 {
 	int	k;
 

@@ -23,14 +23,14 @@ int	nri_connected(const struct nri *);
 /* The runtime has sent its whole Synchronize since we last connected. */
 int	nri_synchronized(const struct nri *);
 /*
- * Queues UpdateContainers for the containers of these pinnings: each is
+ * Queues UpdateContainers for the containers of these updates: each is
  * sent once, with the pinning the policy holds for it when it goes (a
  * container it no longer holds is left out), from the loop after
  * any reply being built now; never waits for the runtime's answer inside
  * a handler. Dropped while disconnected: the next Synchronize reconciles.
  * Does not call back.
  */
-void	nri_push_updates(struct nri *, const struct pinning *, int);
+void	nri_push_updates(struct nri *, const struct policy_update *, int);
 /* {"connected","registered","synchronized","error","socket","connects",
  * "failedUpdates"}: a new reference. */
 json_t	*nri_status(const struct nri *);

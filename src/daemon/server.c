@@ -713,17 +713,30 @@ turn_schedule(struct server *srv)
 		evtimer_add(srv->ev_turn, &now);
 }
 
+static void
+export_first(struct server *srv)
+{
+	if (srv->ev_turn == NULL)
+		exports_flush(srv->exports, srv->policy); /* not serving yet */
+	else
+		turn_schedule(srv);
+}
+
 /* Queues id's resources.sh to be written (or removed) at the end of this
  * turn, after its changes are durable. */
 static void
 export_later(struct server *srv, const char *id, int remove)
 {
-	if (!exports_later(srv->exports, id, remove))
-		return;
-	if (srv->ev_turn == NULL)
-		exports_flush(srv->exports, srv->policy); /* not serving yet */
-	else
-		turn_schedule(srv);
+	if (exports_later(srv->exports, id, remove))
+		export_first(srv);
+}
+
+/* The same for a pool's file, which its shared containers link to. */
+static void
+export_pool_later(struct server *srv, const char *pool)
+{
+	if (exports_pool_later(srv->exports, pool))
+		export_first(srv);
 }
 
 /*
@@ -769,8 +782,12 @@ log_effects(struct server *srv, const struct policy_effects *fx)
 		    NULL);
 	if (fx->self.id != NULL)
 		export_later(srv, fx->self.id, 0);
+	/* A container whose file is its pool's needs only that file. */
 	for (i = 0; i < fx->nupdates; i++)
-		export_later(srv, fx->updates[i].id, 0);
+		if (!fx->updates[i].pool_file)
+			export_later(srv, fx->updates[i].id, 0);
+	for (i = 0; i < fx->npools; i++)
+		export_pool_later(srv, fx->pools[i]);
 }
 
 /* How commit treats a change that cannot be made durable. */

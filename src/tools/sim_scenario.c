@@ -454,14 +454,17 @@ pool_json(json_t *o, const struct policy_effects *fx)
 }
 
 static json_t *
-updates_json(const struct policy_effects *fx)
+updates_json(const struct policy *P, const struct policy_effects *fx)
 {
-	json_t	*a = json_array(), *o;
-	int	 i;
+	const struct pinning	*p;
+	json_t			*a = json_array(), *o;
+	int			 i;
 
+	/* Right after the operation, what the policy holds is what moved. */
 	for (i = 0; i < fx->nupdates; i++) {
 		o = json_pack("{s:s}", "id", fx->updates[i].id);
-		pinning_json(o, &fx->updates[i]);
+		if ((p = policy_pinning(P, fx->updates[i].id)) != NULL)
+			pinning_json(o, p);
 		json_array_append_new(a, o);
 	}
 	return (a);
@@ -533,7 +536,8 @@ op_consumers(struct sim *S, json_t *o, struct line *l)
 		line_cause(l, cause);
 		return (-1);
 	}
-	json_object_set_new(l->reply, "updates", updates_json(&l->fx));
+	json_object_set_new(l->reply, "updates", updates_json(S->P,
+	    &l->fx));
 	return (0);
 }
 
@@ -898,7 +902,7 @@ answer_doc(struct sim *S, json_t *doc, const json_error_t *err)
 		else if (check_fields(&l, doc, op->name, op->fields) == 0 &&
 		    op->fn(S, doc, &l) == 0 && op->updates)
 			json_object_set_new(l.reply, "updates",
-			    updates_json(&l.fx));
+			    updates_json(S->P, &l.fx));
 	}
 	if (l.error != NULL) {
 		json_decref(l.reply);

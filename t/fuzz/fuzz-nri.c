@@ -19,8 +19,10 @@
 
 /* What goes back to the runtime, packed as it would be sent. */
 static void
-answer(const struct policy_effects *fx, const NRI(Container) *ct)
+answer(const struct policy *P, const struct policy_effects *fx,
+    const NRI(Container) *ct)
 {
+	const struct pinning	*p;
 	struct nri_adjust	 adj;
 	struct nri_updates	 us;
 	uint8_t			*buf;
@@ -41,7 +43,8 @@ answer(const struct policy_effects *fx, const NRI(Container) *ct)
 		(void)nri_msg_differs(ct, &fx->self);
 	nri_updates_init(&us);
 	for (i = 0; i < fx->nupdates; i++)
-		nri_updates_add(&us, &fx->updates[i]);
+		if ((p = policy_pinning(P, fx->updates[i].id)) != NULL)
+			nri_updates_add(&us, p);
 	for (n = 0; n < us.n; n++)
 		(void)protobuf_c_message_get_packed_size(&us.v[n]->base);
 	nri_updates_clear(&us);
@@ -57,7 +60,7 @@ create(struct policy *P, const NRI(PodSandbox) *pod, const NRI(Container) *ct)
 	nri_spec_init(&ns, pod, ct);
 	policy_effects_init(&fx);
 	if (policy_create(P, &ns.spec, &fx, &cause) == 0)
-		answer(&fx, ct);
+		answer(P, &fx, ct);
 	free(cause);
 	policy_effects_clear(&fx);
 	nri_spec_clear(&ns);
@@ -77,7 +80,7 @@ update(struct policy *P, const NRI(UpdateContainerRequest) *req)
 	policy_effects_init(&fx);
 	if (policy_update(P, req->container->id, request, limit,
 	    nri_msg_update_mem(req), &fx, &cause) == 0)
-		answer(&fx, req->container);
+		answer(P, &fx, req->container);
 	free(cause);
 	policy_effects_clear(&fx);
 }
@@ -115,7 +118,7 @@ do_sync(struct policy *P, const NRI(SynchronizeRequest) *req)
 	}
 	policy_effects_init(&fx);
 	if (policy_sync(P, cs, k, &fx, &cause) == 0)
-		answer(&fx, NULL);
+		answer(P, &fx, NULL);
 	free(cause);
 	policy_effects_clear(&fx);
 	while (k-- > 0)

@@ -303,6 +303,12 @@ def test_resources_sh_contents():
             env.resources(be)
         # The pool's file moved it; its link stayed.
         assert os.readlink(folder) == link
+        # A container with a file of its own says its share as it is now,
+        # whether the claim moved it or not.
+        r = env.resources(mix)
+        now = parse_cpuset(rt.cpus(mix))
+        assert parse_cpuset(r.get("SHARED_CPUS", "")) == now - own, \
+            (r, now, own)
 
         # Removed with the container, by RemoveContainer or with its pod.
         rt.stop_container(ex)

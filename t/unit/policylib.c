@@ -53,6 +53,30 @@ env_reset(struct env *e)
 	e->cause = NULL;
 }
 
+/*
+ * After every operation: an update marked as its pool's file is one of a
+ * container whose resources.sh is that pool's, and the pool is named.
+ */
+static int
+checked(struct env *e, int rc)
+{
+	const struct pool	*p;
+	int			 i, j, named;
+
+	for (i = 0; rc == 0 && i < e->fx.nupdates; i++) {
+		if (!e->fx.updates[i].pool_file)
+			continue;
+		p = policy_export_shared_pool(e->P, e->fx.updates[i].id);
+		cr_assert_not_null(p, "%s marked as its pool's file",
+		    e->fx.updates[i].id);
+		for (named = 0, j = 0; j < e->fx.npools; j++)
+			named += strcmp(e->fx.pools[j], p->name) == 0;
+		cr_assert_eq(named, 1, "%s: pool %s named %d times",
+		    e->fx.updates[i].id, p->name, named);
+	}
+	return (rc);
+}
+
 int
 env_claim(struct env *e, const char *uid, const char *results)
 {
@@ -95,14 +119,14 @@ env_claim_for(struct env *e, const char *uid, const char *results,
 	    &e->fx, &e->cause);
 	free(pcopy);
 	free(copy);
-	return (rc);
+	return (checked(e, rc));
 }
 
 int
 env_release(struct env *e, const char *uid)
 {
 	env_reset(e);
-	return (policy_release(e->P, uid, &e->fx));
+	return (checked(e, policy_release(e->P, uid, &e->fx)));
 }
 
 /* "k=v;k=v" into key-value pairs (at most 8). */
@@ -167,14 +191,14 @@ env_create_mem(struct env *e, const char *id, const char *qos, long long req,
 	rc = policy_create(e->P, &s, &e->fx, &e->cause);
 	free(c1);
 	free(c2);
-	return (rc);
+	return (checked(e, rc));
 }
 
 int
 env_remove(struct env *e, const char *id)
 {
 	env_reset(e);
-	return (policy_remove(e->P, id, &e->fx));
+	return (checked(e, policy_remove(e->P, id, &e->fx)));
 }
 
 char *
@@ -196,7 +220,7 @@ env_update(struct env *e, const char *id)
 
 	for (i = 0; i < e->fx.nupdates; i++)
 		if (strcmp(e->fx.updates[i].id, id) == 0)
-			return (&e->fx.updates[i]);
+			return (policy_pinning(e->P, id));
 	return (NULL);
 }
 

@@ -163,7 +163,8 @@ Test(consumers, a_second_consumer_added_after_prepare_is_pinned_by_update)
 	for (i = 0; i < e.fx.nupdates; i++)
 		if (strcmp(e.fx.updates[i].id, "second") == 0) {
 			found = 1;
-			cr_assert(cpuset_equal(&e.fx.updates[i].cpus, c));
+			cr_assert(cpuset_equal(&policy_pinning(e.P,
+			    "second")->cpus, c));
 		}
 	cr_assert(found, "no update pins the second consumer");
 	cr_assert(pinned_to("second", c));

@@ -220,6 +220,38 @@ Test(memacct, widening_moves_others_and_tells_the_runtime)
 	cpuset_clear(&z);
 }
 
+/*
+ * A shared container whose memory was widened has a file of its own
+ * (its pool's says less): moved later by its pool's shared CPUs alone,
+ * it is still not marked as its pool's file.
+ */
+Test(memacct, a_widened_container_moved_by_its_pool_keeps_its_file)
+{
+	long long	cap;
+	int		i, moved = 0;
+
+	open_n6();
+	cap = (long long)topology_node_by_id(e.topo, 0)->memory;
+	cr_assert_eq(env_create(&e, "filler", "G", 4000, 4000, NULL, NULL,
+	    NULL), 0, "%s", e.cause);
+	/* A DRAM node and its PMEM one hold 5 of these; these take 5.5. */
+	create_g("c1", NULL, cap / 2 * 5);
+	cr_assert_not_null(policy_export_shared_pool(e.P, "c1"));
+	create_g("c2", NULL, cap * 3);
+	cr_assert_gt(cpuset_count(&policy_pinning(e.P, "c1")->mems), 1);
+	cr_assert_null(policy_export_shared_pool(e.P, "c1"),
+	    "widened, it has a file of its own");
+	env_reset(&e);
+	cr_assert_eq(env_create(&e, "g2", "G", 2000, 2000, NULL, NULL, NULL),
+	    0, "%s", e.cause);
+	for (i = 0; i < e.fx.nupdates; i++)
+		if (strcmp(e.fx.updates[i].id, "c1") == 0) {
+			moved = 1;
+			cr_assert(!e.fx.updates[i].pool_file);
+		}
+	cr_assert(moved, "c1 did not move");
+}
+
 /* A node holding the three of the test above, with a BestEffort one. */
 static long long
 populate(void)

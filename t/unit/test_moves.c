@@ -209,3 +209,68 @@ Test(moves, a_refused_reconfigure_changes_nothing)
 	free(state);
 	free(state2);
 }
+
+/* Whether name is in the effects' pools, and only once. */
+static int
+pool_named(const char *name)
+{
+	int	i, n = 0;
+
+	for (i = 0; i < e.fx.npools; i++)
+		n += strcmp(e.fx.pools[i], name) == 0;
+	cr_assert_leq(n, 1, "pool %s named twice", name);
+	return (n);
+}
+
+/*
+ * A claim moves the shared containers by their pools' supply alone: one
+ * whose resources.sh is its pool's file is marked so and its pool named
+ * once; one with a file of its own (a share beside an exclusive CPU) is
+ * not. A reconfiguration moves everything as new: none is marked.
+ */
+Test(moves, pool_file_updates)
+{
+	const struct pool	*p;
+	struct config		*cfg;
+	char			*text;
+	int			 i, marked = 0, own = 0, extra;
+
+	create("be1", "BE", -1);
+	create("be2", "BE", -1);
+	create("bu1", "BU", 500);
+	create("mix", "G", 1500);
+	cr_assert_eq(env_claim(&e, "c1", "cpudevnuma000=2"), 0, "%s",
+	    e.cause);
+	cr_assert_gt(e.fx.nupdates, 0);
+	for (i = 0; i < e.fx.nupdates; i++) {
+		p = policy_export_shared_pool(e.P, e.fx.updates[i].id);
+		cr_assert_eq(e.fx.updates[i].pool_file, p != NULL, "%s",
+		    e.fx.updates[i].id);
+		if (p != NULL)
+			cr_assert(pool_named(p->name), "%s's pool %s",
+			    e.fx.updates[i].id, p->name);
+		marked += e.fx.updates[i].pool_file;
+		own += strcmp(e.fx.updates[i].id, "mix") == 0;
+	}
+	cr_assert_geq(marked, 2, "the BestEffort containers moved by pool");
+	cr_assert_eq(own, 1, "the mixed container moved too");
+	cr_assert_not_null(env_update(&e, "mix"));
+	cr_assert_gt(e.fx.npools, 0);
+	for (i = 0; i < e.fx.npools; i++)
+		cr_assert_not_null(pool_tree_find(policy_tree(e.P),
+		    e.fx.pools[i]));
+	env_reset(&e);
+
+	text = reserve_shared(&extra);
+	cfg = parse(text);
+	cr_assert_eq(policy_reconfigure(e.P, cfg, &e.fx, &e.cause), 0, "%s",
+	    e.cause);
+	cr_assert_gt(e.fx.nupdates, 0);
+	for (i = 0; i < e.fx.nupdates; i++)
+		cr_assert_eq(e.fx.updates[i].pool_file, 0, "%s",
+		    e.fx.updates[i].id);
+	cr_assert_eq(e.fx.npools, 0);
+	env_reset(&e);
+	config_free(cfg);
+	free(text);
+}

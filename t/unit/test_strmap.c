@@ -1,0 +1,119 @@
+/*
+ * test_strmap.c: the string map under container-sized load: every key
+ * found after the table grew and after deletions shifted its neighbours
+ * back, keys that differ in one byte anywhere (a whole word, the tail, the
+ * length) kept apart, and strmap_add putting a key only once.
+ */
+#include "autoconf.h"
+
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strmap.h"
+#include "xmalloc.h"
+
+#define NKEYS	3000
+
+/* A 64-character id as the runtime makes them, from n. */
+static void
+id_of(unsigned n, char out[65])
+{
+	uint64_t	x = n * 0x9e3779b97f4a7c15ULL + 1;
+	int		i;
+
+	for (i = 0; i < 64; i++) {
+		x ^= x >> 29;
+		x *= 0xbf58476d1ce4e5b9ULL;
+		out[i] = "0123456789abcdef"[(x >> 60) & 15];
+	}
+	out[64] = '\0';
+}
+
+Test(strmap, ids_found_after_growth_and_deletion)
+{
+	struct strmap	*m = strmap_new();
+	char		 id[65];
+	unsigned	 i;
+
+	for (i = 0; i < NKEYS; i++) {
+		id_of(i, id);
+		strmap_put(m, id, (void *)(uintptr_t)(i + 1));
+	}
+	cr_assert_eq(strmap_count(m), NKEYS);
+	/* Every other one goes: the rest are still where a lookup looks. */
+	for (i = 0; i < NKEYS; i += 2) {
+		id_of(i, id);
+		cr_assert_eq((uintptr_t)strmap_del(m, id), i + 1);
+	}
+	cr_assert_eq(strmap_count(m), NKEYS / 2);
+	for (i = 0; i < NKEYS; i++) {
+		id_of(i, id);
+		cr_assert_eq((uintptr_t)strmap_get(m, id), i % 2 ? i + 1 : 0,
+		    "%s", id);
+	}
+	strmap_free(m);
+}
+
+Test(strmap, one_byte_apart_is_another_key)
+{
+	struct strmap	*m = strmap_new();
+	char		 base[80], k[80];
+	size_t		 len, pos;
+	uintptr_t	 n = 0, want;
+
+	memset(base, 'a', sizeof base - 1);
+	base[sizeof base - 1] = '\0';
+	/* Every length from 0 to 70, and each with one byte changed at
+	 * every place: in a whole word and in the tail. */
+	for (len = 0; len <= 70; len++) {
+		memcpy(k, base, len);
+		k[len] = '\0';
+		strmap_put(m, k, (void *)++n);
+		for (pos = 0; pos < len; pos++) {
+			memcpy(k, base, len);
+			k[len] = '\0';
+			k[pos] = 'b';
+			strmap_put(m, k, (void *)++n);
+		}
+	}
+	cr_assert_eq(strmap_count(m), n, "%zu keys, %lu put",
+	    strmap_count(m), (unsigned long)n);
+	want = 0;
+	for (len = 0; len <= 70; len++) {
+		memcpy(k, base, len);
+		k[len] = '\0';
+		cr_assert_eq((uintptr_t)strmap_get(m, k), ++want);
+		for (pos = 0; pos < len; pos++) {
+			memcpy(k, base, len);
+			k[len] = '\0';
+			k[pos] = 'b';
+			cr_assert_eq((uintptr_t)strmap_get(m, k), ++want,
+			    "length %zu, byte %zu", len, pos);
+		}
+	}
+	strmap_free(m);
+}
+
+Test(strmap, add_puts_once)
+{
+	struct strmap	*m = strmap_new();
+	const char	*own;
+	char		 key[] = "container";
+
+	own = strmap_add(m, key, (void *)1);
+	cr_assert_not_null(own);
+	cr_assert_str_eq(own, "container");
+	cr_assert_neq(own, key, "the map keeps a copy of its own");
+	cr_assert_null(strmap_add(m, "container", (void *)2));
+	cr_assert_eq((uintptr_t)strmap_get(m, "container"), 1,
+	    "the value is kept");
+	strmap_put(m, "container", (void *)3);
+	cr_assert_eq((uintptr_t)strmap_get(m, "container"), 3);
+	cr_assert_eq(strmap_count(m), 1);
+	cr_assert_eq((uintptr_t)strmap_del(m, "container"), 3);
+	cr_assert_not_null(strmap_add(m, "container", (void *)4));
+	strmap_free(m);
+}
