@@ -14,8 +14,77 @@
 #include "cpuset.h"
 #include "xmalloc.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define STASH_POISON(p, n)	ASAN_POISON_MEMORY_REGION((p), (n))
+#define STASH_UNPOISON(p, n)	ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define STASH_POISON(p, n)	((void)(p), (void)(n))
+#define STASH_UNPOISON(p, n)	((void)(p), (void)(n))
+#endif
+
 #define WORD_BITS	64
 #define MAX_WORDS	(CPUSET_SETSIZE / WORD_BITS)
+
+/*
+ * Word arrays of cleared sets are kept by size (2, 4, ... MAX_WORDS
+ * words, the sizes cpuset_grow makes) for the next new sets, up to
+ * STASH_BYTES a size: a claim replaces the pinned sets of hundreds of
+ * containers at once, more than malloc's own per-size cache holds, and
+ * the frees that overflow it cost as much as the work. Single-threaded,
+ * as the policy is. A kept array is poisoned for AddressSanitizer, so a
+ * use after its set was cleared is still caught.
+ */
+#define STASH_SIZES	8		/* log2(MAX_WORDS) */
+#define STASH_BYTES	(16 * 1024)
+#define STASH_SLOTS	(STASH_BYTES / (2 * sizeof(uint64_t)))
+
+static struct {
+	int		 n;
+	uint64_t	*v[STASH_SLOTS];
+} stash[STASH_SIZES];
+
+/* The stash of arrays of n words, or -1 for a size not kept. */
+static int
+stash_of(uint32_t n)
+{
+	int	k = 0;
+
+	if (n < 2 || n > MAX_WORDS || (n & (n - 1)) != 0)
+		return (-1);
+	while ((2U << k) < n)
+		k++;
+	return (k < STASH_SIZES ? k : -1);
+}
+
+static uint64_t *
+stash_take(uint32_t n)
+{
+	int		 k = stash_of(n);
+	uint64_t	*w;
+
+	if (k < 0 || stash[k].n == 0)
+		return (NULL);
+	w = stash[k].v[--stash[k].n];
+	STASH_UNPOISON(w, n * sizeof *w);
+	return (w);
+}
+
+/* Gives w (n words) back: kept, or freed. */
+static void
+stash_put(uint64_t *w, uint32_t n)
+{
+	int	k = stash_of(n);
+
+	if (w == NULL)
+		return;
+	if (k < 0 || (size_t)stash[k].n >= STASH_BYTES / (n * sizeof *w)) {
+		free(w);
+		return;
+	}
+	STASH_POISON(w, n * sizeof *w);
+	stash[k].v[stash[k].n++] = w;
+}
 
 void
 cpuset_init(struct cpuset *s)
@@ -27,7 +96,7 @@ cpuset_init(struct cpuset *s)
 void
 cpuset_clear(struct cpuset *s)
 {
-	free(s->w);
+	stash_put(s->w, s->nwords);
 	cpuset_init(s);
 }
 
@@ -63,8 +132,12 @@ cpuset_grow(struct cpuset *s, uint32_t nwords)
 		n *= 2;
 	if (n > MAX_WORDS)
 		n = MAX_WORDS;
-	s->w = xreallocarray(s->w, n, sizeof *s->w);
-	memset(s->w + s->nwords, 0, (n - s->nwords) * sizeof *s->w);
+	if (s->nwords == 0 && (s->w = stash_take(n)) != NULL)
+		memset(s->w, 0, n * sizeof *s->w);
+	else {
+		s->w = xreallocarray(s->w, n, sizeof *s->w);
+		memset(s->w + s->nwords, 0, (n - s->nwords) * sizeof *s->w);
+	}
 	s->nwords = n;
 }
 
@@ -132,7 +205,7 @@ cpuset_move(struct cpuset *dst, struct cpuset *src)
 {
 	if (dst == src)
 		return;
-	free(dst->w);
+	stash_put(dst->w, dst->nwords);
 	*dst = *src;
 	cpuset_init(src);
 }

@@ -286,7 +286,6 @@ policy_free(struct policy *P)
 	if (P == NULL)
 		return;
 	index_clear(P);
-	undolog_free(P->scratch);
 	grant_free_all(P->ctrs);
 	grant_free_all(P->claims);
 	supply_clear_all(P);

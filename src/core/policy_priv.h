@@ -167,9 +167,6 @@ struct policy {
 	int			 ndevs;
 	struct dradev		*devs;
 	struct undolog		*undo;		/* the operation's, or NULL */
-	/* The log of a step outside any operation (undo_begin with no fx),
-	 * emptied after it and kept for the next: one per allocation. */
-	struct undolog		*scratch;
 	struct index		*index;		/* index.c */
 	size_t			 kept;		/* the containers' spec.cost */
 };
@@ -210,6 +207,7 @@ void	undo_begin(struct policy *, struct policy_effects *, struct undoctx *);
 void	undo_fail(struct policy *, struct undoctx *);
 void	undo_end(struct policy *, struct undoctx *);
 void	undo_to(struct policy *, int);
+/* Frees a log, or keeps it emptied for the next operation's (undo.c). */
 void	undolog_free(struct undolog *);
 void	policy_put(struct policy *, int, const char *, struct grant *);
 void	undo_supply(struct policy *, int);

@@ -30,7 +30,8 @@ enum undo_kind {
 struct undo_entry {
 	enum undo_kind	 kind;
 	int		 claims;	/* GRANT: the claims' map */
-	char		*key;		/* GRANT, APPLIED */
+	char		*key;		/* GRANT, APPLIED (unless applied.id
+					 * is the key) */
 	struct grant	*old;		/* GRANT: NULL when there was none */
 	int		 pool;		/* SUPPLY */
 	struct supply	 sup;
@@ -94,12 +95,39 @@ undolog_empty(struct undolog *u)
 		memset(u->touched, 0, (size_t)u->npools);
 }
 
+/*
+ * One emptied log is kept for the next operation, whatever policy it is
+ * of: a claim logs hundreds of entries, and giving their room back after
+ * each (a free that large makes malloc consolidate every small free
+ * before it) and growing it again cost more than the entries. One
+ * operation at a time, as the policy is single-threaded; a log larger
+ * than UNDO_KEEP_MAX entries (a Synchronize's) is given back.
+ */
+#define UNDO_KEEP_MAX	1024
+
+static struct undolog	*kept_log;
+
+static struct undolog *
+undolog_new(void)
+{
+	struct undolog	*u = kept_log;
+
+	if (u == NULL)
+		return (xcalloc(1, sizeof *u));
+	kept_log = NULL;
+	return (u);
+}
+
 void
 undolog_free(struct undolog *u)
 {
 	if (u == NULL)
 		return;
 	undolog_empty(u);
+	if (kept_log == NULL && u->size <= UNDO_KEEP_MAX) {
+		kept_log = u;
+		return;
+	}
 	free(u->v);
 	free(u->touched);
 	free(u);
@@ -118,13 +146,10 @@ undo_begin(struct policy *P, struct policy_effects *fx, struct undoctx *u)
 	if (P->undo == NULL) {
 		if (fx != NULL) {
 			if (fx->undo == NULL)
-				fx->undo = xcalloc(1, sizeof *fx->undo);
+				fx->undo = undolog_new();
 			P->undo = fx->undo;
-		} else if (P->scratch != NULL) {
-			P->undo = u->own = P->scratch;
-			P->scratch = NULL;
 		} else
-			P->undo = u->own = xcalloc(1, sizeof *u->own);
+			P->undo = u->own = undolog_new();
 	}
 	u->mark = P->undo->n;
 }
@@ -142,15 +167,7 @@ undo_end(struct policy *P, struct undoctx *u)
 
 	P->undo = u->outer;
 	u->own = NULL;
-	if (own == NULL)
-		return;
-	if (P->scratch != NULL) {
-		undolog_free(own);
-		return;
-	}
-	/* Emptied, its room kept for the next step. */
-	undolog_empty(own);
-	P->scratch = own;
+	undolog_free(own);
 }
 
 static struct strmap *
@@ -248,12 +265,14 @@ undo_applied_move(struct policy *P, struct grant *g, int pin)
 		return;
 	}
 	e = entry_add(P->undo, UNDO_APPLIED);
-	e->key = xstrdup(g->key);
 	pinning_init(&e->applied);
 	if (pin) {
 		e->applied = g->applied;
 		pinning_init(&g->applied);
 	}
+	/* A pinning's id is its container's key, most often: no copy. */
+	if (e->applied.id == NULL || strcmp(e->applied.id, g->key) != 0)
+		e->key = xstrdup(g->key);
 	e->has_pin = pin;
 	e->applied_gen = g->applied_gen;
 	e->dirty = g->dirty;
@@ -348,7 +367,8 @@ revert(struct policy *P, struct undo_entry *e)
 		supply_stamp(P, e->pool);
 		break;
 	case UNDO_APPLIED:
-		if ((g = strmap_get(P->ctrs, e->key)) == NULL)
+		if ((g = strmap_get(P->ctrs, e->key != NULL ? e->key :
+		    e->applied.id)) == NULL)
 			break;
 		if (e->has_pin) {
 			pinning_clear(&g->applied);

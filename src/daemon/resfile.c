@@ -123,7 +123,7 @@ static char	*rf_link_target(const char *);
  */
 static int
 rf_replace_recycled(const char *idir, const char *data, size_t len,
-    char **cause)
+    int fresh, char **cause)
 {
 	char	*live, *spare, *old;
 	int	 rc = 0, kept;
@@ -133,6 +133,12 @@ rf_replace_recycled(const char *idir, const char *data, size_t len,
 	xasprintf(&old, "%s/%s", idir, RF_OLD);
 	if ((rc = atomicfile_fill(spare, data, len, cause)) != 0)
 		goto out;
+	/* A folder just made has no file to keep. */
+	if (fresh) {
+		if (rename(spare, live) == -1)
+			rc = atomicfile_syserr(cause, "rename", spare);
+		goto out;
+	}
 	/* One exchange where the file system has it: the old file is then
 	 * the spare, whole. */
 	if (renameat2(AT_FDCWD, spare, AT_FDCWD, live, RENAME_EXCHANGE) == 0)
@@ -224,18 +230,22 @@ rf_mkdirs(const char *dir, const char *sub, const char *name, char **cause)
 }
 
 /* Writes <dir>/<sub>/<name>/resources.sh; the folders are there but for
- * the first write: made on a failure, and the write tried again. */
+ * the first write (fresh when the caller knows it): made on a failure,
+ * and the write tried again. */
 static int
 rf_put(const char *dir, const char *sub, const char *name, const char *data,
-    size_t len, char **cause)
+    size_t len, int fresh, char **cause)
 {
 	char	*idir;
 	int	 rc;
 
 	xasprintf(&idir, "%s/%s/%s", dir, sub, name);
-	if ((rc = rf_replace_recycled(idir, data, len, NULL)) != 0 &&
+	if (fresh && rf_mkdirs(dir, sub, name, NULL) == 0 &&
+	    rf_replace_recycled(idir, data, len, 1, NULL) == 0)
+		rc = 0;
+	else if ((rc = rf_replace_recycled(idir, data, len, 0, NULL)) != 0 &&
 	    (rc = rf_mkdirs(dir, sub, name, cause)) == 0)
-		rc = rf_replace_recycled(idir, data, len, cause);
+		rc = rf_replace_recycled(idir, data, len, 0, cause);
 	free(idir);
 	return (rc);
 }
@@ -251,7 +261,7 @@ rf_put_spare(struct spares *sp, char *spare, const char *live, int fresh,
 {
 	int	rc = -1;
 
-	if (rf_replace_recycled(spare, data, len, NULL) == 0)
+	if (rf_replace_recycled(spare, data, len, 0, NULL) == 0)
 		rc = fresh ? rename(spare, live) : rf_swap_in(sp, spare, live,
 		    NULL);
 	if (rc != 0) {
@@ -289,7 +299,8 @@ resfile_put(struct spares *sp, const char *dir, const char *id,
 	}
 	if (!linked) {
 		free(live);
-		return (rf_put(dir, "containers", id, data, len, cause));
+		return (rf_put(dir, "containers", id, data, len, fresh,
+		    cause));
 	}
 	/* Linked to its pool until now: a folder of its own is staged,
 	 * then takes the link's place at once. */
@@ -297,7 +308,7 @@ resfile_put(struct spares *sp, const char *dir, const char *id,
 	if ((rc = rf_remove_any(stage, cause)) == 0) {
 		if (mkdir(stage, 0700) == -1)
 			rc = atomicfile_syserr(cause, "mkdir", stage);
-		else if ((rc = rf_replace_recycled(stage, data, len,
+		else if ((rc = rf_replace_recycled(stage, data, len, 1,
 		    cause)) == 0)
 			rc = rf_swap_in(sp, stage, live, cause);
 		if (rc != 0)
@@ -316,7 +327,7 @@ resfile_put_pool(const char *dir, const char *pool, const char *data,
 
 	if ((rc = rf_check_id(pool, cause)) != 0)
 		return (rc);
-	return (rf_put(dir, "pools", pool, data, len, cause));
+	return (rf_put(dir, "pools", pool, data, len, 0, cause));
 }
 
 char *
@@ -455,7 +466,7 @@ rf_swap_in(struct spares *sp, const char *staged, const char *live,
  * link, containers/.pool.<pool> (made, or mended, here), so that a new
  * container's link makes no inode and a gone one's frees none; a link of
  * its own where that cannot be (too many links to one inode, a file
- * system without hard links).
+ * system without hard links). -EEXIST, with no cause, when path is there.
  */
 static int
 rf_make_link(const char *dir, const char *pool, const char *path,
@@ -477,6 +488,10 @@ rf_make_link(const char *dir, const char *pool, const char *path,
 				goto out;
 			if (errno == ENOENT)
 				continue;
+			if (errno == EEXIST) {
+				rc = -EEXIST;
+				goto out;
+			}
 			break;
 		}
 		if (n == -1 && errno == ENOENT) {
@@ -502,7 +517,8 @@ rf_make_link(const char *dir, const char *pool, const char *path,
 		}
 	}
 	if (symlink(target, path) == -1)
-		rc = atomicfile_syserr(cause, "symlink", path);
+		rc = errno == EEXIST ? -EEXIST :
+		    atomicfile_syserr(cause, "symlink", path);
 out:
 	free(target);
 	free(stage);
@@ -519,23 +535,25 @@ int
 resfile_link(struct spares *sp, const char *dir, const char *id,
     const char *pool, char **cause)
 {
-	struct stat	 st;
 	char		*live, *tmp = NULL;
 	int		 rc = 0;
 
 	if ((rc = rf_check_id(id, cause)) != 0 ||
 	    (rc = rf_check_id(pool, cause)) != 0)
 		return (rc);
+	/* Most often there is nothing yet: linked at once, not looked up
+	 * first (in a folder of thousands, a name not there is dear). */
 	live = rf_live(dir, id);
-	if (lstat(live, &st) == -1) {
-		rc = rf_make_link(dir, pool, live, cause);
+	if ((rc = rf_make_link(dir, pool, live, cause)) != -EEXIST)
 		goto out;
-	}
 	tmp = rf_stage(dir, id, "link");
 	if ((rc = rf_remove_any(tmp, cause)) == 0 &&
 	    (rc = rf_make_link(dir, pool, tmp, cause)) == 0 &&
 	    (rc = rf_swap_in(sp, tmp, live, cause)) != 0)
 		(void)unlink(tmp);
+	if (rc == -EEXIST)	/* something came back in the stage's place */
+		rc = atomicfile_error(cause, EEXIST, "link %s: %s", tmp,
+		    strerror(EEXIST));
 out:
 	free(tmp);
 	free(live);

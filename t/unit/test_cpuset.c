@@ -166,3 +166,34 @@ Test(cpuset, move_and_empty_sets)
 	cpuset_clear(&a);
 	cpuset_clear(&b);
 }
+
+/*
+ * Cleared sets give their words back for the next sets (cpuset.c keeps
+ * them): a new set never shows what an old one held, whatever its size.
+ */
+Test(cpuset, cleared_words_come_back_empty)
+{
+	struct cpuset	 sets[300];
+	int		 i, size, max[] = { 100, 447, 4095, CPUSET_MAX_ID };
+
+	for (size = 0; size < 4; size++) {
+		for (i = 0; i < 300; i++) {
+			cpuset_init(&sets[i]);
+			cr_assert_eq(cpuset_add_range(&sets[i], 0, max[size]),
+			    0);
+		}
+		for (i = 0; i < 300; i++)
+			cpuset_clear(&sets[i]);
+		for (i = 0; i < 300; i++) {
+			cr_assert_eq(cpuset_add(&sets[i], max[size]), 0);
+			cr_assert_eq(cpuset_count(&sets[i]), 1, "size %d set %d",
+			    max[size], i);
+			cr_assert_eq(cpuset_first(&sets[i]), max[size]);
+		}
+		/* Moved over a set, the old words go back too. */
+		for (i = 1; i < 300; i++)
+			cpuset_move(&sets[0], &sets[i]);
+		cr_assert_eq(cpuset_count(&sets[0]), 1);
+		cpuset_clear(&sets[0]);
+	}
+}
