@@ -27,7 +27,8 @@ main(int argc, char **argv)
 		rc = cdi_remove(NULL, argv[2], argv[3], argv[4], &cause);
 	else if (argc >= 4) {
 		rc = cdi_write(NULL, argv[1], argv[2], argv[3],
-		    (const char *const *)argv + 4, (size_t)(argc - 4), &cause);
+		    (const char *const *)argv + 4, (size_t)(argc - 4), 0,
+		    &cause);
 		if (rc == 0) {
 			s = cdi_path(argv[1], argv[2], argv[3]);
 			printf("%s\n", s);

@@ -263,7 +263,8 @@ cdi_put_spare(struct spares *sp, const char *path, const char *data,
 
 int
 cdi_write(struct spares *sp, const char *dir, const char *driver,
-    const char *uid, const char *const *edits, size_t n, char **cause)
+    const char *uid, const char *const *edits, size_t n, int fresh,
+    char **cause)
 {
 	char	*path, *data, *old = NULL, *why = NULL;
 	size_t	 i, oldlen;
@@ -285,7 +286,8 @@ cdi_write(struct spares *sp, const char *dir, const char *driver,
 		    "edit is not valid UTF-8", uid));
 	path = cdi_path(dir, driver, uid);
 	/* A claim prepared again: the spec it has is left alone. */
-	if (readfile(path, NULL, CDI_SPEC_MAX, &old, &oldlen, &why) == 0 &&
+	if (!fresh &&
+	    readfile(path, NULL, CDI_SPEC_MAX, &old, &oldlen, &why) == 0 &&
 	    oldlen == strlen(data) && memcmp(old, data, oldlen) == 0)
 		rc = 0;
 	else if ((rc = cdi_ensure_dir(dir, cause)) == 0 &&

@@ -45,10 +45,13 @@ struct spares;
  * journal, and the daemon writes every held claim's spec again at start
  * (dra.c), so a spec lost with the page cache comes back before the
  * kubelet can use it. On error the old spec, if any, is left as it was
- * and no temporary file stays behind.
+ * and no temporary file stays behind. A spec there with the same text is
+ * left alone, unless fresh says none is expected (a claim not held
+ * before): then it is written without being read first.
  */
 int	cdi_write(struct spares *, const char *dir, const char *driver,
-	    const char *uid, const char *const *edits, size_t n, char **cause);
+	    const char *uid, const char *const *edits, size_t n, int fresh,
+	    char **cause);
 
 /*
  * The bytes cdi_write writes for these edits (caller frees), unchecked:

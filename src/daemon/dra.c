@@ -588,7 +588,7 @@ rewrite_specs(struct dra *d)
 		if ((k = policy_claim_edits(srv->policy, uids[i], &edits)) <= 0)
 			continue;
 		if (cdi_write(srv->cdi_spares, srv->opts.cdi_dir, d->driver, uids[i],
-		    (const char *const *)edits, (size_t)k, &cause) != 0) {
+		    (const char *const *)edits, (size_t)k, 0, &cause) != 0) {
 			log_warnx("claim %s: cannot write its CDI spec again: "
 			    "%s", uids[i], cause);
 			metrics_inc("errors", "kind", "cdi_write");

@@ -1157,7 +1157,8 @@ server_claim(struct server *srv, const char *uid,
 		return (rc);
 	}
 	if ((rc = cdi_write(srv->cdi_spares, srv->opts.cdi_dir, driver, uid,
-	    (const char *const *)fx->edits, (size_t)fx->nedits, &why)) != 0) {
+	    (const char *const *)fx->edits, (size_t)fx->nedits, !held,
+	    &why)) != 0) {
 		metrics_inc("errors", "kind", "cdi_write");
 		xasprintf(cause, "cannot write the CDI spec: %s", why);
 		free(why);

@@ -39,7 +39,7 @@ write_ok(const char *dir, const char *uid, const char *const *edits,
 	char	*cause = NULL;
 	int	 rc;
 
-	rc = cdi_write(NULL, dir, DRIVER, uid, edits, n, &cause);
+	rc = cdi_write(NULL, dir, DRIVER, uid, edits, n, 0, &cause);
 	cr_assert_eq(rc, 0, "cdi_write: %s", cause ? cause : "");
 	cr_assert_null(cause);
 }
@@ -182,7 +182,7 @@ Test(cdi, creates_directory)
 	cr_assert_eq(st.st_mode & 07777, 0644, "mode %o", st.st_mode & 07777);
 
 	deep = testlib_join(top, "missing/cdi");
-	cr_assert_eq(cdi_write(NULL, deep, DRIVER, UID, edits, 1, &cause), -ENOENT);
+	cr_assert_eq(cdi_write(NULL, deep, DRIVER, UID, edits, 1, 0, &cause), -ENOENT);
 	assert_cause(cause, deep, ENOENT);
 	testlib_assert_listing(top, "cdi");
 	free(deep);
@@ -278,7 +278,7 @@ Test(cdi, refuses_unsafe_uids)
 
 	dir = testlib_tmpdir();
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		cr_assert_eq(cdi_write(NULL, dir, DRIVER, bad[i], edits, 1, &cause),
+		cr_assert_eq(cdi_write(NULL, dir, DRIVER, bad[i], edits, 1, 0, &cause),
 		    -EINVAL, "uid #%zu", i);
 		assert_cause(cause, "claim UID", 0);
 		cr_assert_eq(cdi_remove(NULL, dir, DRIVER, bad[i], &cause), -EINVAL,
@@ -286,12 +286,12 @@ Test(cdi, refuses_unsafe_uids)
 		assert_cause(cause, "claim UID", 0);
 		cr_assert_eq(cdi_check_uid(bad[i], NULL), -EINVAL);
 	}
-	cr_assert_eq(cdi_write(NULL, dir, DRIVER, NULL, edits, 1, NULL), -EINVAL);
+	cr_assert_eq(cdi_write(NULL, dir, DRIVER, NULL, edits, 1, 0, NULL), -EINVAL);
 
 	big = xmalloc(CDI_UID_MAX + 2);
 	memset(big, 'a', CDI_UID_MAX + 1);
 	big[CDI_UID_MAX + 1] = '\0';
-	cr_assert_eq(cdi_write(NULL, dir, DRIVER, big, edits, 1, NULL), -EINVAL);
+	cr_assert_eq(cdi_write(NULL, dir, DRIVER, big, edits, 1, 0, NULL), -EINVAL);
 	testlib_assert_listing(dir, "");
 	big[CDI_UID_MAX] = '\0';
 	write_ok(dir, big, edits, 1);
@@ -317,7 +317,7 @@ Test(cdi, refuses_bad_drivers)
 
 	dir = testlib_tmpdir();
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		cr_assert_eq(cdi_write(NULL, dir, bad[i], UID, edits, 1, &cause),
+		cr_assert_eq(cdi_write(NULL, dir, bad[i], UID, edits, 1, 0, &cause),
 		    -EINVAL, "driver #%zu", i);
 		assert_cause(cause, "DNS subdomain", 0);
 		cr_assert_eq(cdi_remove(NULL, dir, bad[i], UID, &cause), -EINVAL);
@@ -360,17 +360,17 @@ Test(cdi, refuses_bad_edits)
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		edits[0] = "K=1";
 		edits[1] = bad[i];
-		cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, edits, 2, &cause),
+		cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, edits, 2, 0, &cause),
 		    -EINVAL, "edit #%zu", i);
 		assert_cause(cause, UID, 0);
 	}
 	edits[1] = NULL;
-	cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, edits, 2, NULL), -EINVAL);
-	cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, edits, 0, &cause), -EINVAL);
+	cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, edits, 2, 0, NULL), -EINVAL);
+	cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, edits, 0, 0, &cause), -EINVAL);
 	assert_cause(cause, "0 devices", 0);
 	for (i = 0; i < CDI_MAX_DEVICES + 1; i++)
 		edits[i] = "K=1";
-	cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, edits, CDI_MAX_DEVICES + 1,
+	cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, edits, CDI_MAX_DEVICES + 1, 0,
 	    NULL), -EINVAL);
 	after = testlib_read(path, NULL);
 	cr_assert_str_eq(after, before);
@@ -408,7 +408,7 @@ Test(cdi, failed_write_keeps_old_spec)
 	cr_assert(getrlimit(RLIMIT_FSIZE, &rl) == 0);
 	rl.rlim_cur = 4096;
 	cr_assert(setrlimit(RLIMIT_FSIZE, &rl) == 0);
-	cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, edits, 1, &cause), -EFBIG);
+	cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, edits, 1, 0, &cause), -EFBIG);
 	xasprintf(&tmp, "%s.tmp", path);
 	assert_cause(cause, tmp, EFBIG);
 	after = testlib_read(path, NULL);
@@ -430,7 +430,7 @@ Test(cdi, file_where_the_directory_should_be)
 	dir = testlib_tmpdir();
 	file = testlib_join(dir, "cdi");
 	testlib_write(file, "x", 1);
-	cr_assert_eq(cdi_write(NULL, file, DRIVER, UID, edits, 1, &cause),
+	cr_assert_eq(cdi_write(NULL, file, DRIVER, UID, edits, 1, 0, &cause),
 	    -ENOTDIR);
 	assert_cause(cause, file, ENOTDIR);
 	/* No spec can be there: removing it is done (R-CLAIM-5). */
@@ -461,7 +461,7 @@ Test(cdi, spares_recycle_specs)
 
 	dir = testlib_tmpdir();
 	sp = cdi_spares_new(dir);
-	cr_assert_eq(cdi_write(sp, dir, DRIVER, UID, edits, 1, &cause), 0);
+	cr_assert_eq(cdi_write(sp, dir, DRIVER, UID, edits, 1, 0, &cause), 0);
 	path = cdi_path(dir, DRIVER, UID);
 	cr_assert_eq(stat(path, &st), 0);
 	ino = st.st_ino;
@@ -474,7 +474,7 @@ Test(cdi, spares_recycle_specs)
 	cr_assert_eq(n, 0, "a spare is no spec");
 	free(uids);
 
-	cr_assert_eq(cdi_write(sp, dir, DRIVER, "u2", other, 1, &cause), 0,
+	cr_assert_eq(cdi_write(sp, dir, DRIVER, "u2", other, 1, 0, &cause), 0,
 	    "%s", cause);
 	free(path);
 	path = cdi_path(dir, DRIVER, "u2");
@@ -492,11 +492,41 @@ Test(cdi, spares_recycle_specs)
 	spares_free(sp);
 	cr_assert_eq(mkdir(spare, 0700), 0);
 	sp = cdi_spares_new(dir);
-	cr_assert_eq(cdi_write(sp, dir, DRIVER, UID, edits, 1, &cause), 0);
+	cr_assert_eq(cdi_write(sp, dir, DRIVER, UID, edits, 1, 0, &cause), 0);
 	cr_assert(testlib_exists(spare));
 	cr_assert_eq(spares_count(sp), 0);
 	spares_free(sp);
 	free(spare);
+	free(path);
+	free(dir);
+}
+
+/*
+ * A spec already there with the same text is left alone (a claim
+ * prepared again), unless the caller says none is expected (a claim not
+ * held before): then it is written without being read first.
+ */
+Test(cdi, same_spec_left_alone_unless_fresh)
+{
+	static const char *const one[] = { "DRA_CPUSET_" UID "=1,57" };
+	struct stat	 st;
+	char		*dir, *path, *cause = NULL;
+	ino_t		 ino;
+
+	dir = testlib_tmpdir();
+	path = cdi_path(dir, DRIVER, UID);
+	write_ok(dir, UID, one, 1);
+	cr_assert_eq(stat(path, &st), 0);
+	ino = st.st_ino;
+	cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, one, 1, 0, &cause), 0,
+	    "%s", cause);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_ino, ino, "the same spec was written again");
+	cr_assert_eq(cdi_write(NULL, dir, DRIVER, UID, one, 1, 1, &cause), 0,
+	    "%s", cause);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_neq(st.st_ino, ino, "a fresh spec was not written");
+	assert_spec(path, UID, one, 1);
 	free(path);
 	free(dir);
 }
