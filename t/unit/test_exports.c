@@ -102,7 +102,7 @@ inode_of(const char *dir, const char *id)
 Test(exports, a_pool_moves_its_linked_containers)
 {
 	struct exports	*ex;
-	char		*dir, *before;
+	char		*dir, *before, *after;
 	ino_t		 link;
 	int		 i;
 
@@ -129,9 +129,11 @@ Test(exports, a_pool_moves_its_linked_containers)
 	exports_flush(ex, e.P);
 	assert_current(dir, "be1");
 	assert_current(dir, "be2");
-	cr_assert_str_neq(shared_line(dir, "be1"), before);
+	after = shared_line(dir, "be1");
+	cr_assert_str_neq(after, before);
 	cr_assert_eq(inode_of(dir, "be1"), link, "the link stayed");
 	free(before);
+	free(after);
 	exports_free(ex);
 	free(dir);
 }
