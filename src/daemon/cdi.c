@@ -339,14 +339,17 @@ out:
 }
 
 /* A spare found in the CDI folder: a plain file (anything else with our
- * prefix is left alone: the folder is shared). */
+ * prefix is left alone: the folder is shared), emptied. A stop between
+ * filling a spare and renaming it, or between keeping a removed spec and
+ * emptying it, leaves one with a spec in it. */
 static int
 cdi_spare_fits(const char *path, void *arg)
 {
 	struct stat	st;
 
 	(void)arg;
-	return (lstat(path, &st) == 0 && S_ISREG(st.st_mode));
+	return (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_size == 0 || truncate(path, 0) == 0));
 }
 
 struct spares *

@@ -317,8 +317,11 @@ export_one(struct exports *ex, const struct policy *P, const char *id)
 		export_linked(ex, P, id, p);
 		return;
 	}
-	if (policy_export(P, id, &kv, &n) != 0)
+	if (policy_export(P, id, &kv, &n) != 0) {
+		/* Gone from the policy: nothing of it to write again. */
+		(void)strmap_del(ex->failing, id);
 		return;
+	}
 	(void)put_text(ex, ex->digests, "containers", id, id, kv, n);
 	policy_export_free(kv, n);
 }

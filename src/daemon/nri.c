@@ -498,33 +498,38 @@ retry_cb(evutil_socket_t fd, short what, void *arg)
 	nri_connect(arg);
 }
 
-/* Frames one ttrpc message for a logical connection and queues it. */
+/* Frames one ttrpc message for a logical connection and queues it: its
+ * trunk frames' headers and slices of it go to the output as they are
+ * (an update message is tens of KB; one more copy and its free cost a
+ * share of a claim's prepare). */
 static void
 conn_send(struct conn *c, uint32_t id, uint8_t *frame, size_t len)
 {
+	struct mux_frames fr;
 	struct evbuffer	*out;
-	uint8_t		*buf;
-	size_t		 blen;
-	int		 rc;
+	int		 i, rc;
 
 	if (c->dead) {
 		free(frame);
 		return;
 	}
-	rc = mux_pack(id, frame, len, &buf, &blen);
-	free(frame);
-	if (rc != 0) {
+	if ((rc = mux_frames(id, frame, len, &fr)) != 0) {
+		free(frame);
 		conn_fail(c, "nri_protocol", "cannot frame a message: %s",
 		    strerror(-rc));
 		return;
 	}
-	rc = bufferevent_write(c->bev, buf, blen);
-	free(buf);
+	out = bufferevent_get_output(c->bev);
+	for (i = 0; i < fr.n && rc == 0; i++)
+		if (evbuffer_add(out, fr.hdr[i], MUX_HEADER_SIZE) != 0 ||
+		    evbuffer_add(out, fr.data[i], fr.len[i]) != 0)
+			rc = -1;
+	free(frame);
 	if (rc != 0) {
-		conn_fail(c, NULL, "cannot queue %zu bytes", blen);
+		/* Part of a message may be queued: the trunk is lost. */
+		conn_fail(c, NULL, "cannot queue %zu bytes", len);
 		return;
 	}
-	out = bufferevent_get_output(c->bev);
 	if (evbuffer_get_length(out) > NRI_MAX_OUTPUT)
 		conn_fail(c, "nri_timeout", "the runtime does not read: over "
 		    "%u bytes queued", NRI_MAX_OUTPUT);

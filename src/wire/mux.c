@@ -180,14 +180,15 @@ mux_feed(struct mux *m, const void *in, size_t len, char **cause)
 }
 
 int
-mux_pack(uint32_t conn, const void *msg, size_t msglen, uint8_t **out,
-    size_t *outlen)
+mux_frames(uint32_t conn, const void *msg, size_t msglen,
+    struct mux_frames *fr)
 {
 	const uint8_t	*src = msg;
 	struct ttrpc_frame f;
-	size_t		 first, rest, n;
-	uint8_t		*p;
+	size_t		 first;
+	int		 i;
 
+	fr->n = 0;
 	if (conn == MUX_RESERVED_CONN || msglen < TTRPC_HEADER_SIZE)
 		return (-EINVAL);
 	ttrpc_header_unpack(src, &f);
@@ -197,20 +198,38 @@ mux_pack(uint32_t conn, const void *msg, size_t msglen, uint8_t **out,
 		return (-EINVAL);
 
 	first = msglen < MUX_FIRST_MAX ? msglen : MUX_FIRST_MAX;
-	rest = msglen - first;
-	n = MUX_HEADER_SIZE + first;
-	if (rest != 0)
-		n += MUX_HEADER_SIZE + rest;
-	p = xmalloc(n);
-	put32(p, conn);
-	put32(p + 4, first);
-	memcpy(p + MUX_HEADER_SIZE, src, first);
-	if (rest != 0) {
-		put32(p + MUX_HEADER_SIZE + first, conn);
-		put32(p + MUX_HEADER_SIZE + first + 4, rest);
-		memcpy(p + 2 * MUX_HEADER_SIZE + first, src + first, rest);
+	fr->data[0] = src;
+	fr->len[0] = first;
+	fr->data[1] = src + first;
+	fr->len[1] = msglen - first;
+	fr->n = fr->len[1] != 0 ? 2 : 1;
+	for (i = 0; i < fr->n; i++) {
+		put32(fr->hdr[i], conn);
+		put32(fr->hdr[i] + 4, (uint32_t)fr->len[i]);
 	}
+	return (0);
+}
+
+int
+mux_pack(uint32_t conn, const void *msg, size_t msglen, uint8_t **out,
+    size_t *outlen)
+{
+	struct mux_frames fr;
+	size_t		 n = 0;
+	uint8_t		*p;
+	int		 i, rc;
+
+	if ((rc = mux_frames(conn, msg, msglen, &fr)) != 0)
+		return (rc);
+	for (i = 0; i < fr.n; i++)
+		n += MUX_HEADER_SIZE + fr.len[i];
+	p = xmalloc(n);
 	*out = p;
 	*outlen = n;
+	for (i = 0; i < fr.n; i++) {
+		memcpy(p, fr.hdr[i], MUX_HEADER_SIZE);
+		memcpy(p + MUX_HEADER_SIZE, fr.data[i], fr.len[i]);
+		p += MUX_HEADER_SIZE + fr.len[i];
+	}
 	return (0);
 }

@@ -79,4 +79,15 @@ size_t		 mux_pending(const struct mux *);
 int		 mux_pack(uint32_t conn, const void *msg, size_t msglen,
 		     uint8_t **out, size_t *outlen);
 
+/* The same frames as headers and slices of msg, for a writer that queues
+ * them without one more copy of the message; the same errors. */
+struct mux_frames {
+	int		 n;
+	uint8_t		 hdr[2][MUX_HEADER_SIZE];
+	const uint8_t	*data[2];
+	size_t		 len[2];
+};
+int		 mux_frames(uint32_t conn, const void *msg, size_t msglen,
+		     struct mux_frames *);
+
 #endif

@@ -530,3 +530,25 @@ Test(cdi, same_spec_left_alone_unless_fresh)
 	free(path);
 	free(dir);
 }
+
+/*
+ * A stop between filling a spare and renaming it leaves a spec in it: a
+ * start takes it back emptied.
+ */
+Test(cdi, spare_found_with_a_spec_is_emptied)
+{
+	struct spares	*sp;
+	struct stat	 st;
+	char		*dir, *spare;
+
+	dir = testlib_tmpdir();
+	xasprintf(&spare, "%s/%s7", dir, CDI_SPARES);
+	testlib_write(spare, "{\"cdiVersion\":", strlen("{\"cdiVersion\":"));
+	sp = cdi_spares_new(dir);
+	cr_assert_eq(spares_count(sp), 1);
+	cr_assert_eq(stat(spare, &st), 0);
+	cr_assert_eq(st.st_size, 0, "a spare kept a spec");
+	spares_free(sp);
+	free(spare);
+	free(dir);
+}

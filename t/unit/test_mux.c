@@ -133,6 +133,29 @@ Test(mux, register_plugin_example)
 	cr_assert_eq(MUX_MAX_PAYLOAD, 4194314);
 }
 
+/* mux_frames gives the bytes mux_pack does, as headers and slices of
+ * msg itself. */
+static void
+check_frames(const uint8_t *msg, size_t mlen, const uint8_t *packed,
+    size_t plen)
+{
+	struct mux_frames	fr;
+	size_t			off = 0;
+	int			i;
+
+	cr_assert_eq(mux_frames(MUX_PLUGIN_CONN, msg, mlen, &fr), 0);
+	cr_assert_eq(fr.n, mlen > 4096 ? 2 : 1);
+	for (i = 0; i < fr.n; i++) {
+		cr_assert_leq(off + 8 + fr.len[i], plen);
+		cr_assert_arr_eq(packed + off, fr.hdr[i], 8);
+		cr_assert(fr.data[i] >= msg && fr.data[i] + fr.len[i] <=
+		    msg + mlen, "a slice of the message, not a copy");
+		cr_assert_arr_eq(packed + off + 8, fr.data[i], fr.len[i]);
+		off += 8 + fr.len[i];
+	}
+	cr_assert_eq(off, plen);
+}
+
 /*
  * Writer rules (2.2 a-c): the frame that starts a message is at most 4096
  * bytes, the rest follows in one frame, every frame carries the
@@ -160,6 +183,7 @@ check_split(size_t dlen)
 		cr_assert_eq(get32(out + 12 + first), rest);
 		cr_assert_arr_eq(out + 16 + first, msg + first, rest);
 	}
+	check_frames(msg, mlen, out, len);
 	free(out);
 	free(msg);
 }
