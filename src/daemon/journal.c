@@ -15,6 +15,12 @@
  * A start reads state.json, then journal.prev and journal, and applies
  * the records after the snapshot's seq in order: a crash anywhere in that
  * sequence loses nothing.
+ *
+ * The journal keeps NUL room after its records (make_room), so that an
+ * append does not change the file's size and its fdatasync writes the
+ * record's blocks alone, not the inode too (nor, on a file system with a
+ * journal of its own, a commit of that). Readers take the NUL bytes after
+ * the last record for what they are (jrec.h); a stop cuts them off.
  */
 #include "autoconf.h"
 
@@ -44,7 +50,9 @@ struct journal {
 	char		*dir;
 	char		*path;
 	int		 fd;
-	size_t		 size;		/* bytes in the journal */
+	size_t		 size;		/* bytes of its records */
+	size_t		 alloc;		/* bytes in the file: the records,
+					   then NUL room */
 	size_t		 snapsize;	/* bytes of its snapshot */
 	uint64_t	 seq;		/* the last record written */
 	int		 records;	/* records since the snapshot */
@@ -317,13 +325,45 @@ journal_start_clear(struct journal_start *st)
 	memset(st, 0, sizeof *st);
 }
 
+/*
+ * Where the records of a file of size bytes end: after its last byte that
+ * is not NUL room. -1 (errno) when it cannot be read.
+ */
+static off_t
+records_end(int fd, off_t size)
+{
+	char	buf[8192];
+	off_t	at = size;
+	size_t	want, i;
+	ssize_t	n;
+
+	while (at > 0) {
+		want = at < (off_t)sizeof buf ? (size_t)at : sizeof buf;
+		n = pread(fd, buf, want, at - (off_t)want);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			return (-1);
+		if ((size_t)n != want) {
+			errno = EIO;	/* it shrank under us */
+			return (-1);
+		}
+		for (i = want; i > 0; i--)
+			if (buf[i - 1] != '\0')
+				return (at - (off_t)want + (off_t)i);
+		at -= (off_t)want;
+	}
+	return (0);
+}
+
 static int
 open_journal(struct journal *j, int truncate, char **cause)
 {
 	struct stat	sb;
+	off_t		end;
 	int		fd;
 
-	fd = open(j->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC |
+	fd = open(j->path, O_RDWR | O_CREAT | O_CLOEXEC |
 	    (truncate ? O_TRUNC : 0), 0600);
 	if (fd == -1)
 		return (atomicfile_syserr(cause, "open", j->path));
@@ -331,12 +371,65 @@ open_journal(struct journal *j, int truncate, char **cause)
 		close(fd);
 		return (atomicfile_syserr(cause, "fstat", j->path));
 	}
+	if ((end = records_end(fd, sb.st_size)) == -1) {
+		close(fd);
+		return (atomicfile_syserr(cause, "read", j->path));
+	}
 	if (j->fd != -1)
 		close(j->fd);
 	j->fd = fd;
-	j->size = (size_t)sb.st_size;
+	j->size = (size_t)end;
+	j->alloc = (size_t)sb.st_size;
 	metrics_set("journal_bytes", (double)j->size);
 	return (0);
+}
+
+/*
+ * NUL room after the records, up to the next multiple of JOURNAL_ROOM past
+ * end, made when an append reaches past the room there was. It is only
+ * room: what cannot be written is simply not there.
+ */
+static void
+make_room(struct journal *j, size_t end)
+{
+	static const char	zero[16384];
+	size_t			at = end, to, want;
+	ssize_t			n;
+
+	if (end <= j->alloc)
+		return;
+	to = (end / JOURNAL_ROOM + 1) * JOURNAL_ROOM;
+	while (at < to) {
+		want = to - at < sizeof zero ? to - at : sizeof zero;
+		n = pwrite(j->fd, zero, want, (off_t)at);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		at += (size_t)n;
+	}
+	j->alloc = at;
+}
+
+/* A journal that is left (at a stop, or as journal.prev) is left without
+ * its room: the file an older binary expects. */
+static void
+close_journal(struct journal *j)
+{
+	if (j->alloc > j->size && ftruncate(j->fd, (off_t)j->size) == -1)
+		log_warn("cannot cut %s back to %zu bytes", j->path, j->size);
+	close(j->fd);
+	j->fd = -1;
+}
+
+/* The file cut back to its first to bytes: records undone, and their room
+ * with them. */
+static void
+cut_back(struct journal *j, size_t to)
+{
+	if (ftruncate(j->fd, (off_t)to) == -1)
+		log_warn("cannot cut %s back to %zu bytes", j->path, to);
+	j->alloc = to;
 }
 
 int
@@ -373,7 +466,7 @@ journal_free(struct journal *j)
 	if (j == NULL)
 		return;
 	if (j->fd != -1)
-		close(j->fd);
+		close_journal(j);
 	free(j->dir);
 	free(j->path);
 	free(j);
@@ -407,12 +500,14 @@ journal_append(struct journal *j, const char *data, size_t len,
 	if (j->fd == -1 && (rc = open_journal(j, 0, cause)) != 0)
 		return (rc);
 	if (debug_crash("append")) {
-		if (write(j->fd, data, len / 2) < 0)
+		if (pwrite(j->fd, data, len / 2, (off_t)j->size) < 0)
 			log_warn("debug crash");
 		raise(SIGKILL);
 	}
 	while (done < len) {
-		if ((n = write(j->fd, data + done, len - done)) == -1) {
+		n = pwrite(j->fd, data + done, len - done,
+		    (off_t)(j->size + done));
+		if (n == -1) {
 			if (errno == EINTR)
 				continue;
 			rc = atomicfile_syserr(cause, "write", j->path);
@@ -420,6 +515,7 @@ journal_append(struct journal *j, const char *data, size_t len,
 		}
 		done += (size_t)n;
 	}
+	make_room(j, j->size + len);
 	if (!j->unsynced) {
 		j->unsynced = 1;
 		j->synced_size = j->size;
@@ -438,8 +534,8 @@ journal_append(struct journal *j, const char *data, size_t len,
 fail:
 	j->changes++;
 	/* Nothing of an unacknowledged change may stay to be replayed. */
-	if (done > 0 && ftruncate(j->fd, (off_t)j->size) == -1)
-		log_warn("cannot cut %s back to %zu bytes", j->path, j->size);
+	if (done > 0)
+		cut_back(j, j->size);
 	metrics_inc("errors", "kind", "state_write");
 	return (rc);
 }
@@ -465,9 +561,7 @@ journal_sync(struct journal *j, char **cause)
 	}
 	j->changes++;
 	/* None of them was acknowledged: none may be replayed. */
-	if (ftruncate(j->fd, (off_t)j->synced_size) == -1)
-		log_warn("cannot cut %s back to %zu bytes", j->path,
-		    j->synced_size);
+	cut_back(j, j->synced_size);
 	j->size = j->synced_size;
 	j->seq = j->synced_seq;
 	j->records = j->synced_records;
@@ -541,8 +635,7 @@ journal_snapshot(struct journal *j, const char *text, size_t len,
 		goto out;
 	}
 	/* 4. An empty journal; never the old one's inode again. */
-	close(j->fd);
-	j->fd = -1;
+	close_journal(j);
 	j->size = 0;
 	if ((rc = open_journal(j, 1, cause)) != 0 ||
 	    (rc = atomicfile_sync_dir(j->dir, cause)) != 0)

@@ -25,6 +25,8 @@
 #define JOURNAL_MAX_SIZE	(1024U << 20)
 /* A journal is compacted once it is larger than its snapshot and this. */
 #define JOURNAL_COMPACT_MIN	(256 * 1024)
+/* The NUL room kept after the records is made this much at a time. */
+#define JOURNAL_ROOM		(256 * 1024)
 
 struct journal;
 

@@ -194,6 +194,14 @@ good_after(const char *buf, size_t len, size_t off)
 	return (0);
 }
 
+/* Whether len bytes at p are all NUL: the journal's room after its last
+ * record, never a record's (a record is text ending in a newline). */
+static int
+zeros(const char *p, size_t len)
+{
+	return (len > 0 && p[0] == '\0' && memcmp(p, p + 1, len - 1) == 0);
+}
+
 int
 jrec_scan(const char *buf, size_t len, jrec_cb cb, void *arg, size_t *good,
     char **cause)
@@ -216,7 +224,7 @@ jrec_scan(const char *buf, size_t len, jrec_cb cb, void *arg, size_t *good,
 		off += total;
 		*good = off;
 	}
-	if (off == len)
+	if (off == len || zeros(buf + off, len - off))
 		return (JREC_END);
 	r = good_after(buf, len, off) ? JREC_DAMAGED : JREC_TORN;
 	if (cause != NULL)

@@ -6,6 +6,8 @@
  * with seq the record's sequence number, len the payload's length in
  * bytes, crc the CRC-32C of "<seq> <len> " and the payload, as 8 lowercase
  * hex digits. The payload is whatever the writer gives (JSON text).
+ * NUL bytes after the last record are room the writer made for the next
+ * ones (journal.c), not part of any record.
  */
 #ifndef TOPOAWARE_JREC_H
 #define TOPOAWARE_JREC_H
@@ -18,7 +20,8 @@
 #define JREC_MAX_PAYLOAD	(512U << 20)
 
 /* What jrec_scan found after the last good record. */
-#define JREC_END	0	/* nothing: every byte was a good record */
+#define JREC_END	0	/* nothing: every byte was a good record,
+				   or NUL room after the last one */
 #define JREC_TORN	1	/* an incomplete last record (a crash) */
 #define JREC_DAMAGED	2	/* a bad record, with more after it */
 

@@ -343,7 +343,7 @@ def test_state_cannot_be_saved_while_running():
         before = env.errors("state_write")
 
         # The journal cannot grow: no record can be appended.
-        env.d.limit(len(old_journal))
+        env.d.limit(statedoc.records_size(journal))
         p = rt.make_pod("refused", qos="Guaranteed")
         c = rt.make_container(p, "c", request=1000, limit=1000)
         try:
@@ -471,7 +471,7 @@ def test_every_operation_undone_when_not_saved():
                     env.s.status()["configGeneration"])
 
         before, was = files(), held()
-        env.d.limit(os.path.getsize(journal))
+        env.d.limit(statedoc.records_size(journal))
         # An update.
         try:
             rt.update_container(g, 2000, 2000)

@@ -16,6 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
+import statedoc  # noqa: E402
 from nri_runtime import Closed, Session  # noqa: E402
 
 CONFIG = {"reservedResources": {"cpu": "cpuset:3,11"}}
@@ -96,7 +97,7 @@ def test_a_failed_sync_undoes_the_turn():
         rt.create_container(kept, kc)
         grants = s.d.admin("grants")["result"]
         journal = os.path.join(s.d.state_dir, "journal")
-        size = os.path.getsize(journal)
+        size = statedoc.records_size(journal)
 
         open(fail, "w").close()
         ctrs, got = creates(rt, "lost")
@@ -106,7 +107,8 @@ def test_a_failed_sync_undoes_the_turn():
         assert rt.conn.wait_closed(10)
         assert s.d.proc.poll() is None, s.d.output()
         os.unlink(fail)
-        assert os.path.getsize(journal) == size, "undone records stayed"
+        assert statedoc.records_size(journal) == size, \
+            "undone records stayed"
         st = s.status()
         assert "durable" in (st.get("lastError") or st.get("error") or
                              str(st)), st

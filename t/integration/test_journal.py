@@ -115,7 +115,11 @@ def test_torn_and_damaged_journals():
         b, _, _ = env.create("b", qos="Guaranteed", request=1000)
         crash(env)                      # no snapshot at the stop
         journal = os.path.join(env.d.state_dir, "journal")
-        with open(journal, "ab") as f:
+        # Where the crash would have left it: after the records, in the
+        # journal's room.
+        end = statedoc.records_size(journal)
+        with open(journal, "r+b") as f:
+            f.seek(end)
             f.write(b"J 999 40 00000000\n{\"event\":")
         start_again(env)
         assert "never acknowledged and is dropped" in env.d.output()
@@ -150,6 +154,41 @@ def test_torn_and_damaged_journals():
         env.stop()
 
 
+
+
+def test_room_after_the_records():
+    """The journal keeps NUL room after its records, so that an append does
+    not change the file's size: while the daemon runs the file is larger
+    than its records and ends in NUL bytes; a start after a crash appends
+    right after the last record, not after the room; a stop leaves every
+    journal file without room."""
+    with DraEnv() as env:
+        env.start()
+        env.create("a")
+        journal = os.path.join(env.d.state_dir, "journal")
+        with open(journal, "rb") as f:
+            data = f.read()
+        recs, end = statedoc.records(data)
+        size = statedoc.records_size(journal)
+        assert recs and end is None, (recs, end)
+        assert size > 0 and len(data) > size, (len(data), size)
+        assert data[size - 1:size] == b"\n", data[size - 8:size + 8]
+        assert len(data) % (256 << 10) == 0, len(data)
+        crash(env)
+        start_again(env)
+        b, _, _ = env.create("b")
+        with open(journal, "rb") as f:
+            recs, end = statedoc.records(f.read())
+        assert end is None, end
+        seqs = [seq for seq, _ in recs]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), seqs
+        assert json.loads(recs[-1][1])["event"].get("id") == b, recs[-1]
+        env.stop()
+        for name in ("journal", "journal.prev"):
+            path = os.path.join(env.d.state_dir, name)
+            if os.path.exists(path):
+                assert os.path.getsize(path) == \
+                    statedoc.records_size(path), name
 
 
 def test_compaction_at_twice_the_snapshot():

@@ -33,7 +33,8 @@ class Damage(Exception):
 
 def records(data):
     """[(seq, payload bytes)] of a journal's bytes, and what follows the
-    last good one: None, "torn" (an unfinished last record) or "damaged"
+    last good one: None (nothing, or NUL bytes: room the writer keeps for
+    the next records), "torn" (an unfinished last record) or "damaged"
     (a bad record followed by good ones)."""
     out = []
     off = 0
@@ -50,6 +51,8 @@ def records(data):
             ok = (len(body) == n and tail == b"\n" and
                   head[3] == b"%08x" % want)
         if not ok:
+            if data[off:].count(0) == len(data) - off:
+                break                   # the writer's room, no record
             rest = data[off + 1:]
             later = [i for i in range(len(rest)) if rest.startswith(b"\nJ ", i)]
             for i in later:
@@ -60,6 +63,13 @@ def records(data):
         out.append((seq, body))
         off = nl + 2 + n
     return out, None
+
+
+def records_size(path):
+    """The bytes of a journal's records: its length without the NUL room
+    after them."""
+    with open(path, "rb") as f:
+        return len(f.read().rstrip(b"\0"))
 
 
 def read_state(state_dir, strict=True):

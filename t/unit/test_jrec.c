@@ -2,7 +2,7 @@
  * test_jrec.c: the journal's record framing (jrec.c): CRC-32C against its
  * published check value, records read back in order, and a bad record told
  * apart as the torn tail of an append or as damage with good records after
- * it.
+ * it; NUL room after the last record is neither.
  */
 #include "autoconf.h"
 
@@ -186,11 +186,11 @@ Test(jrec, garbage_and_zeros)
 	static const char huge[] = "J 1 99999999999 00000000\n";
 
 	memset(zeros, 0, sizeof zeros);
-	/* A file extended but never written: zeros, torn. */
+	/* Zeros alone: room for records, none written yet. */
 	cr_assert_eq(jrec_scan(zeros, sizeof zeros, NULL, NULL, &good, &cause),
-	    JREC_TORN);
+	    JREC_END);
 	cr_assert_eq(good, 0);
-	free(cause);
+	cr_assert_null(cause);
 	cr_assert_eq(jrec_scan(junk, strlen(junk), NULL, NULL, &good, &cause),
 	    JREC_TORN);
 	cr_assert_not_null(strstr(cause, "checksum"), "%s", cause);
@@ -218,5 +218,62 @@ Test(jrec, a_callback_stops_the_scan)
 
 	cr_assert_eq(jrec_scan(buf, len, stop_at_two, NULL, &good, &cause), 7);
 	cr_assert_eq(good, ends[0]);
+	free(buf);
+}
+
+/* The writer's NUL room after the records (journal.c) ends them; a record
+ * torn in the room is still torn, and records after room are damage. */
+Test(jrec, room_after_the_records)
+{
+	struct seen	 s = { 0 };
+	size_t		 len, good, ends[3], cut;
+	char		*buf = three(&len, ends), *cause = NULL, *room;
+	const size_t	 extra = 4096;
+
+	room = xcalloc(1, len + extra + len);
+	memcpy(room, buf, len);
+	cr_assert_eq(jrec_scan(room, len + extra, collect, &s, &good, &cause),
+	    JREC_END);
+	cr_assert_eq(good, len);
+	cr_assert_eq(s.n, 3);
+	cr_assert_null(cause);
+	seen_clear(&s);
+	/* One NUL byte is room too. */
+	cr_assert_eq(jrec_scan(room, len + 1, collect, &s, &good, &cause),
+	    JREC_END);
+	cr_assert_eq(good, len);
+	seen_clear(&s);
+	/* The last record cut anywhere, its room NUL: torn. */
+	for (cut = ends[1] + 1; cut < len; cut++) {
+		memset(room, 0, len + extra);
+		memcpy(room, buf, cut);
+		cr_assert_eq(jrec_scan(room, len + extra, collect, &s, &good,
+		    &cause), JREC_TORN, "cut at %zu", cut);
+		cr_assert_eq(good, ends[1], "cut at %zu", cut);
+		free(cause);
+		cause = NULL;
+		seen_clear(&s);
+	}
+	/* A byte in the room that is not NUL: not room. */
+	memset(room, 0, len + extra);
+	memcpy(room, buf, len);
+	room[len + 100] = 'x';
+	cr_assert_eq(jrec_scan(room, len + extra, collect, &s, &good, &cause),
+	    JREC_TORN);
+	cr_assert_eq(good, len);
+	free(cause);
+	cause = NULL;
+	seen_clear(&s);
+	/* Good records after room: damage, read up to the room. */
+	memset(room, 0, len + extra + len);
+	memcpy(room, buf, ends[0]);
+	memcpy(room + ends[0] + extra, buf + ends[0], len - ends[0]);
+	cr_assert_eq(jrec_scan(room, ends[0] + extra + len - ends[0], collect,
+	    &s, &good, &cause), JREC_DAMAGED);
+	cr_assert_eq(good, ends[0]);
+	cr_assert_eq(s.n, 1);
+	free(cause);
+	seen_clear(&s);
+	free(room);
 	free(buf);
 }
