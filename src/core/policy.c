@@ -1100,13 +1100,6 @@ policy_pin(const struct policy *P, const struct grant *g, struct pinning *pin)
 	cpuset_clear(&shared);
 }
 
-static int
-update_cmp(const void *a, const void *b)
-{
-	return (strcmp(((const struct policy_update *)a)->id,
-	    ((const struct policy_update *)b)->id));
-}
-
 static const struct pool *shared_file_pool(const struct policy *,
     const struct grant *);
 static const struct cpuset *default_mems(const struct policy *,
@@ -1228,9 +1221,6 @@ policy_refresh(struct policy *P, const char *self, int all,
 	index_clean(P);
 	pinning_clear(&pin);
 	cpuset_clear(&named);
-	if (fx != NULL && fx->nupdates > 1)
-		qsort(fx->updates, fx->nupdates, sizeof *fx->updates,
-		    update_cmp);
 }
 
 enum claim_env {

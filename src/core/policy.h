@@ -7,7 +7,7 @@
  * or fails with a cause and leaves the state exactly as it was. What the
  * caller must do afterwards is returned in struct policy_effects: the
  * pinning of the container asked about, the other containers whose
- * pinning changed (only those, sorted by id), whether the state must be
+ * pinning changed (only those, in no order), whether the state must be
  * saved, a claim's CPUs and CDI edits, and warnings to log.
  */
 #ifndef TOPOAWARE_POLICY_H
@@ -166,7 +166,7 @@ struct policy_effects {
 	struct pinning	 self;		/* create/update: the container's own */
 	char		*self_pool;	/* and its pool's name, or "claims" */
 	int		 nupdates;	/* their pinnings: policy_pinning() */
-	struct policy_update *updates;	/* other containers, sorted by id */
+	struct policy_update *updates;	/* other containers, in no order */
 	int		 npools;
 	char		**pools;	/* pools of the pool_file updates */
 	int		 save;		/* the state changed: save it */

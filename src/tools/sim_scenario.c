@@ -453,20 +453,35 @@ pool_json(json_t *o, const struct policy_effects *fx)
 	    json_string(fx->self_pool) : json_null());
 }
 
+static int
+id_cmp(const void *a, const void *b)
+{
+	return (strcmp(*(char *const *)a, *(char *const *)b));
+}
+
+/* The moved containers sorted by id: the policy names them in no order,
+ * which a scenario's reply must not show. */
 static json_t *
 updates_json(const struct policy *P, const struct policy_effects *fx)
 {
 	const struct pinning	*p;
 	json_t			*a = json_array(), *o;
+	char			**ids;
 	int			 i;
 
+	ids = xreallocarray(NULL, (size_t)(fx->nupdates > 0 ? fx->nupdates :
+	    1), sizeof *ids);
+	for (i = 0; i < fx->nupdates; i++)
+		ids[i] = fx->updates[i].id;
+	qsort(ids, (size_t)fx->nupdates, sizeof *ids, id_cmp);
 	/* Right after the operation, what the policy holds is what moved. */
 	for (i = 0; i < fx->nupdates; i++) {
-		o = json_pack("{s:s}", "id", fx->updates[i].id);
-		if ((p = policy_pinning(P, fx->updates[i].id)) != NULL)
+		o = json_pack("{s:s}", "id", ids[i]);
+		if ((p = policy_pinning(P, ids[i])) != NULL)
 			pinning_json(o, p);
 		json_array_append_new(a, o);
 	}
+	free(ids);
 	return (a);
 }
 

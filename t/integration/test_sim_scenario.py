@@ -346,6 +346,21 @@ def test_containers():
     assert rc == 0
 
 
+def test_updates_are_listed_by_id():
+    """The policy names the containers an operation moved in no order;
+    the scenario's reply lists them sorted by id, whatever order they
+    came in."""
+    sim = Sim()
+    names = ["be%02d" % ((i * 7) % 48) for i in range(48)]
+    for n in names:
+        sim.ok({"op": "create", "id": n, "qos": "BestEffort"})
+    g = sim.ok({"op": "create", "id": "g", "qos": "Guaranteed",
+                "cpuRequest": 2, "cpuLimit": "2"})
+    ups = updates_of(g)             # sorted, each once
+    # Those of its pool, spread over the nodes: a dozen.
+    assert len(ups) >= 8 and set(ups) <= set(names), g
+
+
 def test_pod_name_and_labels():
     """What affinities match: the pod's name, the container's labels and
     the pod's, in create and sync, through a restart; of the wrong type,
