@@ -25,11 +25,13 @@
 #include "autoconf.h"
 
 #include <sys/stat.h>
+#include <sys/uio.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,25 +490,41 @@ since(const struct timespec *t0)
 	    (double)(t.tv_nsec - t0->tv_nsec) / 1e9);
 }
 
-int
-journal_append(struct journal *j, const char *data, size_t len,
+/* The debug hook's crash in the middle of an append: the first half of
+ * its bytes written, none synced. */
+static void
+crash_half_way(struct journal *j, const struct iovec *iov, int niov,
+    size_t len)
+{
+	size_t	at = 0, half = len / 2, k;
+	int	i;
+
+	for (i = 0; i < niov && at < half; i++) {
+		k = iov[i].iov_len < half - at ? iov[i].iov_len : half - at;
+		if (pwrite(j->fd, iov[i].iov_base, k, (off_t)(j->size + at)) < 0)
+			log_warn("debug crash");
+		at += k;
+	}
+	raise(SIGKILL);
+}
+
+/* Appends the len bytes of iov (niov parts, which it may change) holding
+ * nrecords whole records. */
+static int
+append_parts(struct journal *j, struct iovec *iov, int niov, size_t len,
     int nrecords, char **cause)
 {
-	size_t		 done = 0;
+	size_t		 done = 0, k;
 	ssize_t		 n;
 	int		 rc;
 
 	/* A snapshot that could not start its journal: try again. */
 	if (j->fd == -1 && (rc = open_journal(j, 0, cause)) != 0)
 		return (rc);
-	if (debug_crash("append")) {
-		if (pwrite(j->fd, data, len / 2, (off_t)j->size) < 0)
-			log_warn("debug crash");
-		raise(SIGKILL);
-	}
+	if (debug_crash("append"))
+		crash_half_way(j, iov, niov, len);
 	while (done < len) {
-		n = pwrite(j->fd, data + done, len - done,
-		    (off_t)(j->size + done));
+		n = pwritev(j->fd, iov, niov, (off_t)(j->size + done));
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -514,6 +532,17 @@ journal_append(struct journal *j, const char *data, size_t len,
 			goto fail;
 		}
 		done += (size_t)n;
+		/* A short write: on from where it stopped. */
+		while (n > 0 && niov > 0) {
+			k = (size_t)n < iov->iov_len ? (size_t)n : iov->iov_len;
+			iov->iov_base = (char *)iov->iov_base + k;
+			iov->iov_len -= k;
+			n -= (ssize_t)k;
+			if (iov->iov_len == 0) {
+				iov++;
+				niov--;
+			}
+		}
 	}
 	make_room(j, j->size + len);
 	if (!j->unsynced) {
@@ -538,6 +567,33 @@ fail:
 		cut_back(j, j->size);
 	metrics_inc("errors", "kind", "state_write");
 	return (rc);
+}
+
+int
+journal_append(struct journal *j, const char *data, size_t len,
+    int nrecords, char **cause)
+{
+	struct iovec	iov = { (void *)(uintptr_t)data, len };
+
+	return (append_parts(j, &iov, 1, len, nrecords, cause));
+}
+
+int
+journal_append_record(struct journal *j, const char *payload, size_t len,
+    char **cause)
+{
+	char		hdr[JREC_MAX_HEADER], nl = '\n';
+	struct iovec	iov[3];
+	size_t		hlen;
+
+	hlen = jrec_header(journal_next(j), payload, len, hdr);
+	iov[0].iov_base = hdr;
+	iov[0].iov_len = hlen;
+	iov[1].iov_base = (void *)(uintptr_t)payload;
+	iov[1].iov_len = len;
+	iov[2].iov_base = &nl;
+	iov[2].iov_len = 1;
+	return (append_parts(j, iov, 3, hlen + len + 1, 1, cause));
 }
 
 int

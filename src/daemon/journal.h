@@ -84,6 +84,10 @@ uint64_t journal_next(const struct journal *);
  */
 int	journal_append(struct journal *, const char *data, size_t len,
 	    int nrecords, char **cause);
+/* The same for one record of payload, framed here (jrec.h) with the
+ * next sequence number; the payload is written where it is, not copied. */
+int	journal_append_record(struct journal *, const char *payload,
+	    size_t len, char **cause);
 /*
  * Makes every record appended since the last sync durable: one fdatasync
  * for all the changes of a loop turn. On failure they are all cut off the

@@ -32,7 +32,6 @@
 #include "gate.h"
 #include "http.h"
 #include "journal.h"
-#include "jrec.h"
 #include "dra.h"
 #include "kube.h"
 #include "log.h"
@@ -900,8 +899,8 @@ static int
 commit(struct server *srv, struct policy_effects *fx, const char *what,
     char *event, int how, char **cause)
 {
-	char	*why = NULL, *rec = NULL, *framed = NULL;
-	size_t	 len, flen;
+	char	*why = NULL, *rec = NULL;
+	size_t	 len;
 	int	 rc = 0, keep = how == COMMIT_KEEP;
 
 	if (!fx->save && !srv->need_snapshot)
@@ -913,9 +912,7 @@ commit(struct server *srv, struct policy_effects *fx, const char *what,
 	}
 	if (rc == 0 && fx->save) {
 		rec = policy_record_text(srv->policy, fx, event, &len);
-		framed = jrec_encode(journal_next(srv->journal), rec, len,
-		    &flen);
-		rc = journal_append(srv->journal, framed, flen, 1, &why);
+		rc = journal_append_record(srv->journal, rec, len, &why);
 	}
 	if (rc != 0) {
 		xasprintf(cause, "%s: cannot save the state: %s", what, why);
@@ -950,7 +947,6 @@ done:
 out:
 	free(event);
 	free(rec);
-	free(framed);
 	return (keep ? 0 : rc);
 }
 

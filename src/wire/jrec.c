@@ -17,8 +17,6 @@
 #include "jrec.h"
 #include "xmalloc.h"
 
-/* "J " + 20 digits + " " + 10 digits + " " + 8 hex + "\n". */
-#define JREC_MAX_HEADER	48
 
 /*
  * CRC-32C by slicing eight bytes at a time (tables t[0..7]); a reload or a
@@ -81,19 +79,29 @@ record_crc(uint64_t seq, const char *payload, size_t len)
 	return (jrec_crc32c(jrec_crc32c(0, prefix, (size_t)n), payload, len));
 }
 
+size_t
+jrec_header(uint64_t seq, const char *payload, size_t len,
+    char hdr[JREC_MAX_HEADER])
+{
+	int	n;
+
+	n = snprintf(hdr, JREC_MAX_HEADER, "J %" PRIu64 " %zu %08" PRIx32 "\n",
+	    seq, len, record_crc(seq, payload, len));
+	return ((size_t)n);
+}
+
 char *
 jrec_encode(uint64_t seq, const char *payload, size_t len, size_t *outlen)
 {
 	char	*out;
-	int	 n;
+	size_t	 n;
 
 	out = xmalloc(JREC_MAX_HEADER + len + 2);
-	n = snprintf(out, JREC_MAX_HEADER, "J %" PRIu64 " %zu %08" PRIx32 "\n",
-	    seq, len, record_crc(seq, payload, len));
+	n = jrec_header(seq, payload, len, out);
 	memcpy(out + n, payload, len);
 	out[n + len] = '\n';
 	out[n + len + 1] = '\0';
-	*outlen = (size_t)n + len + 1;
+	*outlen = n + len + 1;
 	return (out);
 }
 

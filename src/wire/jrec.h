@@ -28,9 +28,17 @@
 /* CRC-32C (Castagnoli) of len bytes, continuing from crc (0 to start). */
 uint32_t jrec_crc32c(uint32_t crc, const void *, size_t len);
 
+/* "J " + 20 digits + " " + 10 digits + " " + 8 hex + "\n" (and a NUL). */
+#define JREC_MAX_HEADER	48
+
 /* The framed record (caller frees) and its length. */
 char	*jrec_encode(uint64_t seq, const char *payload, size_t len,
 	    size_t *outlen);
+/* A record's header alone, into hdr; its length. The record is the
+ * header, the payload, then a newline: written as three parts, a large
+ * payload is not copied. */
+size_t	jrec_header(uint64_t seq, const char *payload, size_t len,
+	    char hdr[JREC_MAX_HEADER]);
 
 /* Called for each good record in order; non-zero stops the scan. */
 typedef int	(*jrec_cb)(uint64_t seq, const char *payload, size_t len,

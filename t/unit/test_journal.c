@@ -175,3 +175,34 @@ Test(journal, a_failed_sync_leaves_the_records_before_it)
 	free(dir);
 }
 #endif
+
+/* A record appended from its payload is the one jrec_encode frames, after
+ * the records there were. */
+Test(journal, a_record_framed_in_place)
+{
+	char		*dir = testlib_tmpdir(), *path, *cause = NULL, *want;
+	char		*buf;
+	struct journal	*j;
+	struct seqs	 s;
+	size_t		 rlen, wlen, len, records;
+	const char	 payload[] = "{\"event\":{\"op\":\"sync\"}}";
+
+	path = crashed_journal(dir, 100, &rlen);
+	cr_assert_eq(journal_open(dir, 2, 100, &j, &cause), 0, "%s", cause);
+	cr_assert_eq(journal_append_record(j, payload, strlen(payload),
+	    &cause), 0, "%s", cause);
+	cr_assert_eq(journal_next(j), 4);
+	cr_assert_eq(journal_sync(j, &cause), 0, "%s", cause);
+	(void)file_records(path, &s, &records);
+	cr_assert_eq(s.n, 3);
+	want = jrec_encode(3, payload, strlen(payload), &wlen);
+	cr_assert_eq(records, rlen + wlen);
+	buf = testlib_read(path, &len);
+	cr_assert(memcmp(buf + rlen, want, wlen) == 0, "%.*s", (int)wlen,
+	    buf + rlen);
+	free(buf);
+	free(want);
+	journal_free(j);
+	free(path);
+	free(dir);
+}
