@@ -292,6 +292,9 @@ char	*policy_snapshot_text(const struct policy *, unsigned long long seq,
  */
 char	*policy_record_text(const struct policy *,
 	    const struct policy_effects *, const char *event, size_t *len);
+/* Whether the operation whose effects are fx replaced the whole state (a
+ * sync, a reconfiguration): its record then holds every grant. */
+int	policy_effects_whole(const struct policy_effects *);
 /* Applies a record to a state document, as at start. */
 int	policy_record_apply(json_t *doc, json_t *rec, char **cause);
 

@@ -456,6 +456,18 @@ mem_changes(const struct policy *P, const struct memalloc_log *log,
 	return (n);
 }
 
+int
+policy_effects_whole(const struct policy_effects *fx)
+{
+	const struct undolog	*u = fx->undo;
+	int			 i;
+
+	for (i = 0; u != NULL && i < u->n; i++)
+		if (u->v[i].kind == UNDO_SWAP)
+			return (1);
+	return (0);
+}
+
 /*
  * The grants an operation changed, each once, as they are now (grant NULL:
  * taken out); -1 when it replaced the whole state. The array borrows from
@@ -473,9 +485,8 @@ policy_changes(const struct policy *P, const struct policy_effects *fx,
 	*out = NULL;
 	if (u == NULL)
 		return (0);
-	for (i = 0; i < u->n; i++)
-		if (u->v[i].kind == UNDO_SWAP)
-			return (-1);
+	if (policy_effects_whole(fx))
+		return (-1);
 	seen[0] = strmap_new();
 	seen[1] = strmap_new();
 	for (i = 0, c = u->n + 1; i < u->n; i++)

@@ -56,6 +56,8 @@ struct journal {
 	size_t		 alloc;		/* bytes in the file: the records,
 					   then NUL room */
 	size_t		 snapsize;	/* bytes of its snapshot */
+	size_t		 wholesize;	/* of the last record of the whole
+					   state since, 0 when none */
 	uint64_t	 seq;		/* the last record written */
 	int		 records;	/* records since the snapshot */
 	size_t		 compact_min;	/* JOURNAL_COMPACT_MIN */
@@ -65,6 +67,7 @@ struct journal {
 	size_t		 synced_size;
 	uint64_t	 synced_seq;
 	int		 synced_records;
+	size_t		 synced_whole;
 	uint64_t	 changes;	/* journal_changes */
 };
 
@@ -550,6 +553,7 @@ append_parts(struct journal *j, struct iovec *iov, int niov, size_t len,
 		j->synced_size = j->size;
 		j->synced_seq = j->seq;
 		j->synced_records = j->records;
+		j->synced_whole = j->wholesize;
 	}
 	j->changes++;
 	j->size += len;
@@ -580,11 +584,12 @@ journal_append(struct journal *j, const char *data, size_t len,
 
 int
 journal_append_record(struct journal *j, const char *payload, size_t len,
-    char **cause)
+    int whole, char **cause)
 {
 	char		hdr[JREC_MAX_HEADER], nl = '\n';
 	struct iovec	iov[3];
 	size_t		hlen;
+	int		rc;
 
 	hlen = jrec_header(journal_next(j), payload, len, hdr);
 	iov[0].iov_base = hdr;
@@ -593,7 +598,10 @@ journal_append_record(struct journal *j, const char *payload, size_t len,
 	iov[1].iov_len = len;
 	iov[2].iov_base = &nl;
 	iov[2].iov_len = 1;
-	return (append_parts(j, iov, 3, hlen + len + 1, 1, cause));
+	if ((rc = append_parts(j, iov, 3, hlen + len + 1, 1, cause)) == 0 &&
+	    whole)
+		j->wholesize = hlen + len + 1;
+	return (rc);
 }
 
 int
@@ -621,6 +629,7 @@ journal_sync(struct journal *j, char **cause)
 	j->size = j->synced_size;
 	j->seq = j->synced_seq;
 	j->records = j->synced_records;
+	j->wholesize = j->synced_whole;
 	j->unsynced = 0;
 	metrics_set("journal_bytes", (double)j->size);
 	metrics_set("journal_pending_records", (double)j->records);
@@ -643,14 +652,19 @@ journal_records(const struct journal *j)
 /*
  * Twice the snapshot: each snapshot written is paid for by at least as
  * many bytes of records, so compaction writes at most half as much again
- * as the records do (a Synchronize after a restart appends about the
- * whole state as its record, and compacting at once after it doubled
- * its cost), and a start replays at most twice the snapshot.
+ * as the records do, and a start replays at most twice the snapshot.
+ * A record of the whole state (a Synchronize, a reconfiguration) is a
+ * snapshot of its own for this: a start needs nothing before it, and
+ * compacting right after it would write the whole state twice in one
+ * turn (a node's first Synchronize did, from an empty snapshot).
  */
 int
 journal_wants_snapshot(const struct journal *j)
 {
-	return (j->size > j->compact_min && j->size / 2 > j->snapsize);
+	size_t	whole = j->wholesize > j->snapsize ? j->wholesize :
+		    j->snapsize;
+
+	return (j->size > j->compact_min && j->size / 2 > whole);
 }
 
 int
@@ -697,6 +711,7 @@ journal_snapshot(struct journal *j, const char *text, size_t len,
 	    (rc = atomicfile_sync_dir(j->dir, cause)) != 0)
 		goto out;
 	j->snapsize = len;
+	j->wholesize = 0;
 	j->records = 0;
 	j->unsynced = 0;	/* all of it is in the snapshot */
 	j->compactions++;

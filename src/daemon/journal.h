@@ -85,9 +85,10 @@ uint64_t journal_next(const struct journal *);
 int	journal_append(struct journal *, const char *data, size_t len,
 	    int nrecords, char **cause);
 /* The same for one record of payload, framed here (jrec.h) with the
- * next sequence number; the payload is written where it is, not copied. */
+ * next sequence number; the payload is written where it is, not copied.
+ * whole: the record holds the whole state (journal_wants_snapshot). */
 int	journal_append_record(struct journal *, const char *payload,
-	    size_t len, char **cause);
+	    size_t len, int whole, char **cause);
 /*
  * Makes every record appended since the last sync durable: one fdatasync
  * for all the changes of a loop turn. On failure they are all cut off the
@@ -102,7 +103,8 @@ int	journal_sync(struct journal *, char **cause);
 uint64_t journal_changes(const struct journal *);
 /* Records since the snapshot. */
 int	journal_records(const struct journal *);
-/* Whether the journal has outgrown twice its snapshot. */
+/* Whether the journal has outgrown twice the last whole state written:
+ * its snapshot, or a later record of the whole state. */
 int	journal_wants_snapshot(const struct journal *);
 /*
  * Writes the snapshot text (which must hold every change so far, seq

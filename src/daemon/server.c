@@ -912,7 +912,8 @@ commit(struct server *srv, struct policy_effects *fx, const char *what,
 	}
 	if (rc == 0 && fx->save) {
 		rec = policy_record_text(srv->policy, fx, event, &len);
-		rc = journal_append_record(srv->journal, rec, len, &why);
+		rc = journal_append_record(srv->journal, rec, len,
+		    policy_effects_whole(fx), &why);
 	}
 	if (rc != 0) {
 		xasprintf(cause, "%s: cannot save the state: %s", what, why);

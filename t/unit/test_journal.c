@@ -7,6 +7,7 @@
 #include "autoconf.h"
 
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -189,7 +190,7 @@ Test(journal, a_record_framed_in_place)
 
 	path = crashed_journal(dir, 100, &rlen);
 	cr_assert_eq(journal_open(dir, 2, 100, &j, &cause), 0, "%s", cause);
-	cr_assert_eq(journal_append_record(j, payload, strlen(payload),
+	cr_assert_eq(journal_append_record(j, payload, strlen(payload), 0,
 	    &cause), 0, "%s", cause);
 	cr_assert_eq(journal_next(j), 4);
 	cr_assert_eq(journal_sync(j, &cause), 0, "%s", cause);
@@ -206,3 +207,89 @@ Test(journal, a_record_framed_in_place)
 	free(path);
 	free(dir);
 }
+
+#ifdef TOPOAWARE_DEBUG_HOOKS
+#define SNAP	"{\"version\":2,\"grants\":{}}"
+
+/* A record of n bytes of payload, appended; whole or not. */
+static void
+append_bytes(struct journal *j, size_t n, int whole)
+{
+	char	*p = xmalloc(n + 1), *cause = NULL;
+
+	memset(p, 'x', n);
+	p[0] = '"';
+	p[n - 1] = '"';
+	cr_assert_eq(journal_append_record(j, p, n, whole, &cause), 0, "%s",
+	    cause);
+	free(p);
+}
+
+/* A journal in a folder of its own under dir, its snapshot 100 bytes. */
+static struct journal *
+journal_in(const char *dir, const char *name)
+{
+	struct journal	*j;
+	char		*sub = testlib_join(dir, name), *cause = NULL;
+
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	cr_assert_eq(journal_open(sub, 0, 100, &j, &cause), 0, "%s", cause);
+	free(sub);
+	return (j);
+}
+
+/* Records of 100 bytes until the journal wants a snapshot: how many. */
+static int
+until_compacted(struct journal *j)
+{
+	int	n;
+
+	for (n = 0; n < 20 && !journal_wants_snapshot(j); n++)
+		append_bytes(j, 100, 0);
+	return (n);
+}
+
+/* A record of the whole state is a snapshot of its own: the journal is
+ * compacted when it outgrows twice it, not its snapshot; a sync that
+ * fails takes it back. */
+Test(journal, a_record_of_the_whole_state_counts_as_a_snapshot)
+{
+	char		*dir = testlib_tmpdir(), *cause = NULL;
+	struct journal	*j;
+	int		 n;
+
+	cr_assert_eq(setenv("TOPOAWARE_DEBUG_JOURNAL_MIN", "1", 1), 0);
+	/* The third sync of this test fails (read at the first). */
+	cr_assert_eq(setenv("TOPOAWARE_DEBUG_FAIL", "journal-sync:3", 1), 0);
+	/* Not whole: past twice the snapshot at once. */
+	j = journal_in(dir, "a");
+	append_bytes(j, 1000, 0);
+	cr_assert(journal_wants_snapshot(j));
+	journal_free(j);
+	/* Whole: only once twice it is written after it, about 1,000 bytes
+	 * more: 9 or 10 records of 100 and their headers. */
+	j = journal_in(dir, "b");
+	append_bytes(j, 1000, 1);
+	cr_assert_eq(journal_sync(j, &cause), 0, "%s", cause);
+	cr_assert(!journal_wants_snapshot(j));
+	n = until_compacted(j);
+	cr_assert(n >= 8 && n <= 10, "%d", n);
+	/* A compaction starts over from its snapshot. */
+	cr_assert_eq(journal_snapshot(j, SNAP, strlen(SNAP), &cause), 0, "%s",
+	    cause);
+	append_bytes(j, 1000, 0);
+	cr_assert(journal_wants_snapshot(j));
+	journal_free(j);
+	/* Whole, then a larger whole one whose sync fails: the first counts. */
+	j = journal_in(dir, "c");
+	append_bytes(j, 1000, 1);
+	cr_assert_eq(journal_sync(j, &cause), 0, "%s", cause);
+	append_bytes(j, 5000, 1);
+	cr_assert_neq(journal_sync(j, &cause), 0);
+	free(cause);
+	n = until_compacted(j);
+	cr_assert(n >= 8 && n <= 10, "%d", n);
+	journal_free(j);
+	free(dir);
+}
+#endif
