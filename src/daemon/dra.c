@@ -37,6 +37,7 @@
 #include "registration.h"
 #include "server.h"
 #include "slice.h"
+#include "spares.h"
 #include "xmalloc.h"
 
 typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__Claim		 PbClaim;
@@ -605,7 +606,11 @@ rewrite_specs(struct dra *d)
 /*
  * A spec whose claim is not held is left from a release whose removal
  * did not happen (a crash, a full disk): the runtime must not hand out
- * CPUs nobody holds any more, so it goes at start.
+ * CPUs nobody holds any more, so it goes at start. So do the texts of
+ * spares a crash left full (between filling a spare and renaming it into
+ * place, or between keeping a removed spec and emptying it): taking the
+ * spares back empties them now, not at their first use, which may be long
+ * after.
  */
 static void
 tidy_specs(struct dra *d)
@@ -614,6 +619,8 @@ tidy_specs(struct dra *d)
 	char		**uids = NULL, *cause = NULL;
 	size_t		  i, n = 0;
 
+	if (srv->cdi_spares != NULL)
+		(void)spares_count(srv->cdi_spares);
 	if (srv->journal_damaged) {
 		log_warnx("the state journal is damaged: CDI specs of claims "
 		    "not held are kept, as their claims may have been lost");

@@ -423,6 +423,49 @@ def test_specs_of_claims_not_held_removed_at_start():
         env.stop()
 
 
+def test_full_spares_emptied_at_start():
+    """A crash between filling a spare and renaming it into place, or
+    between keeping a removed spec as a spare and emptying it, leaves a
+    spare with a spec in it. The next start empties it, before any claim
+    is prepared or unprepared; what is not a plain file is left alone
+    (the folder is shared)."""
+    with Env() as env:
+        env.start()
+        c = env.claim([result(dev(1), 1)])
+        cpus = env.prepare_ok([c])[c.uid]
+        held = kubelet.cdi_path(env.cdi_dir, c.uid)
+        with open(held) as f:
+            spec = f.read()
+        gone = new_uid()
+        full = [os.path.join(env.cdi_dir, ".topoaware-spare.%d" % n)
+                for n in (3, 12)]
+        odd = os.path.join(env.cdi_dir, ".topoaware-spare.40")
+
+        def leave_spares():
+            with open(full[0], "w") as f:
+                f.write(spec)
+            with open(full[1], "w") as f:
+                f.write(spec.replace(c.uid, gone))
+            os.mkdir(odd)
+        env.restart(while_down=leave_spares)
+        for path in full:
+            assert os.path.getsize(path) == 0, path
+        inodes = {os.stat(p).st_ino for p in full}
+        assert os.path.isdir(odd)
+        os.rmdir(odd)
+        assert kubelet.cdi_specs(env.cdi_dir) == [os.path.basename(held)]
+        with open(held) as f:
+            assert f.read() == spec
+        # The spares serve: a new claim's spec is one of them, filled.
+        other = env.claim([result(dev(2), 1)])
+        env.prepare_ok([other])
+        path = kubelet.cdi_path(env.cdi_dir, other.uid)
+        assert os.stat(path).st_ino in inodes, path
+        assert sum(os.path.exists(p) for p in full) == 1
+        assert env.spec_cpus(c.uid, 1) == cpus
+        env.stop()
+
+
 def test_lost_specs_written_again_at_start():
     """Specs are not synced when a claim is prepared: the journal holds
     the claim, and every held claim's spec is written again at start. A
