@@ -709,7 +709,8 @@ class Mixed(DraEnv):
                     pins[c] == self.acked[self.kind[c]] for c in running
                     if self.kind[c] in self.acked):
                 break
-            assert time.monotonic() < deadline, (sorted(grants), pins)
+            assert time.monotonic() < deadline, self.pins_differ(
+                running, pins, grants)
             time.sleep(0.05)
         excl = {}
         for cid in sorted(running):
@@ -739,6 +740,30 @@ class Mixed(DraEnv):
         want = running | {"claim:" + u for u in self.acked}
         assert want <= set(doc["grants"]), (sorted(doc["grants"]),
                                             sorted(want))
+
+    def pins_differ(self, running, pins, grants):
+        """What the runtime and the daemon say of the containers whose
+        pinning is not what it should be, and what the runtime was told
+        of them (what it applied in order, then what it dropped)."""
+        rt = self.rt
+        bad = {}
+        for c in sorted(running):
+            g = grants.get(c)
+            want = parse_cpuset(g["cpus"]) if g else None
+            claim = self.acked.get(self.kind[c])
+            if want == pins[c] and (claim is None or claim == pins[c]):
+                continue
+            with rt.state:
+                told = [(m, cpus) for m, cid, cpus in rt.applied
+                        if cid == c]
+                told += [("dropped", u.linux.resources.cpu.cpus)
+                         for r in rt.dropped for u in r.update
+                         if u.container_id == c]
+            bad[c] = {"kind": self.kind[c], "runtime": pins[c],
+                      "daemon": g, "claim": claim, "told": told[-6:]}
+        log = self.d.output().splitlines()
+        return "containers not pinned as granted: %r\ndaemon log:\n%s" % (
+            bad, "\n".join(log[-40:]))
 
     def check(self):
         self.check_containers(self.check_claims())

@@ -370,6 +370,8 @@ class Runtime:
         self.reply_updates = []   # (method, [ContainerUpdate])
         self.received = []        # UpdateContainersRequest, on arrival
         self.pushed = []          # the same, once answered (under lock)
+        self.applied = []         # (method or "pushed", id, cpus), in order
+        self.dropped = []         # pushed, not applied: their plugin went
         self.fail_updates = set() # ids UpdateContainers reports failed
         self.violations = []      # framing rules the plugin broke
         self.configure_response = None
@@ -472,7 +474,9 @@ class Runtime:
                     raise SimError("plugin does not handle split sync "
                                    "requests")
                 replies.append(resp)
-        self._apply_updates("Synchronize", replies[-1].update)
+            # Under the lock, as containerd applies them: an update the
+            # plugin pushes right after must not be overwritten by these.
+            self._apply_updates("Synchronize", replies[-1].update)
         return replies
 
     # Pods and containers, as the kubelet would describe them.
@@ -548,6 +552,8 @@ class Runtime:
                 if c is not None and u.linux.resources.HasField("cpu"):
                     self._set_cpu(c.linux.resources.cpu,
                                   u.linux.resources.cpu)
+                    self.applied.append((method or "pushed", u.container_id,
+                                         u.linux.resources.cpu.cpus))
             self.state.notify_all()
 
     def _update_containers(self, conn, sid, req):
@@ -555,6 +561,14 @@ class Runtime:
         if not self.lock.acquire(timeout=30):
             return
         try:
+            # The plugin that sent it went while it waited for the lock:
+            # containerd's handler context ends with the connection, and
+            # the update fails. Applied, it would undo what the next
+            # plugin's Synchronize set meanwhile.
+            if conn.closed.is_set():
+                with self.state:
+                    self.dropped.append(req)
+                return
             # Applied and recorded at once: a test that sees the request
             # must also see its cpusets.
             with self.state:
