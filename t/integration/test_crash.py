@@ -703,14 +703,11 @@ class Mixed(DraEnv):
                                         .cpu.cpus) for c in running}
             # A pod that joined a claim after its prepare is pinned by
             # an update once the claim is read again.
-            if set(grants) == running and all(
-                    pins[c] == parse_cpuset(grants[c]["cpus"])
-                    for c in running) and all(
-                    pins[c] == self.acked[self.kind[c]] for c in running
-                    if self.kind[c] in self.acked):
+            wrong = self.not_pinned(running, pins, grants)
+            if set(grants) == running and not wrong:
                 break
-            assert time.monotonic() < deadline, self.pins_differ(
-                running, pins, grants)
+            assert time.monotonic() < deadline, self.pins_told(
+                wrong, pins, grants)
             time.sleep(0.05)
         excl = {}
         for cid in sorted(running):
@@ -741,26 +738,32 @@ class Mixed(DraEnv):
         assert want <= set(doc["grants"]), (sorted(doc["grants"]),
                                             sorted(want))
 
-    def pins_differ(self, running, pins, grants):
-        """What the runtime and the daemon say of the containers whose
-        pinning is not what it should be, and what the runtime was told
-        of them (what it applied in order, then what it dropped)."""
+    def not_pinned(self, running, pins, grants):
+        """The running containers the runtime does not pin as the daemon
+        grants them, or, for a container of an answered claim, to the
+        claim's CPUs."""
+        return [c for c in sorted(running)
+                if c not in grants or
+                pins[c] != parse_cpuset(grants[c]["cpus"]) or
+                self.acked.get(self.kind[c], pins[c]) != pins[c]]
+
+    def pins_told(self, wrong, pins, grants):
+        """What the runtime and the daemon say of the containers wrong,
+        and what the runtime was told of them (the last updates it
+        applied, in order, and the last it dropped), with the daemon
+        log's tail."""
         rt = self.rt
         bad = {}
-        for c in sorted(running):
-            g = grants.get(c)
-            want = parse_cpuset(g["cpus"]) if g else None
-            claim = self.acked.get(self.kind[c])
-            if want == pins[c] and (claim is None or claim == pins[c]):
-                continue
+        for c in wrong:
             with rt.state:
-                told = [(m, cpus) for m, cid, cpus in rt.applied
-                        if cid == c]
-                told += [("dropped", u.linux.resources.cpu.cpus)
-                         for r in rt.dropped for u in r.update
-                         if u.container_id == c]
+                applied = [(m, cpus) for m, cid, cpus in rt.applied
+                           if cid == c]
+                dropped = [u.linux.resources.cpu.cpus for r in rt.dropped
+                           for u in r.update if u.container_id == c]
             bad[c] = {"kind": self.kind[c], "runtime": pins[c],
-                      "daemon": g, "claim": claim, "told": told[-6:]}
+                      "daemon": grants.get(c),
+                      "claim": self.acked.get(self.kind[c]),
+                      "applied": applied[-6:], "dropped": dropped[-6:]}
         log = self.d.output().splitlines()
         return "containers not pinned as granted: %r\ndaemon log:\n%s" % (
             bad, "\n".join(log[-40:]))
