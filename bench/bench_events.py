@@ -28,7 +28,9 @@ touched for the first time, which a virtual machine may charge dearly.
   rss_idle_kib, rssanon_idle_kib   VmRSS and RssAnon, synchronized, empty
   sync_1000_cpu_ms             daemon CPU for one Synchronize of 1,000
                                the node had never seen (each makes the
-                               inode of its resources.sh folder or link)
+                               inode of its resources.sh folder or link),
+                               until the daemon is idle again: the files
+                               written after the answer included
   sync_1000_ms                 its round trip until every one is pinned
   sync_1000_faults             its page faults
   prepare_cpu_us, prepare_p50_us, prepare_p99_us
@@ -84,6 +86,20 @@ ROUNDS = 200
 def cpu_ns(pid):
     with open("/proc/%d/schedstat" % pid) as f:
         return int(f.read().split()[0])
+
+
+def idle_cpu_ns(pid, step=0.005, limit=5.0):
+    """The daemon's CPU once it has stopped using any: what it does
+    after an answer (its files) belongs to the event."""
+    end = time.monotonic() + limit
+    was = cpu_ns(pid)
+    while time.monotonic() < end:
+        time.sleep(step)
+        now = cpu_ns(pid)
+        if now == was:
+            return now
+        was = now
+    raise RuntimeError("daemon %d still busy after %g s" % (pid, limit))
 
 
 def minflt(pid):
@@ -163,7 +179,8 @@ def sync(s, rt, split=None):
                                         for c in rt.containers.values()),
                           timeout=120):
         raise RuntimeError("not every container was pinned")
-    return ((cpu_ns(s.d.proc.pid) - c0) / 1e9, time.perf_counter() - t0,
+    wall = time.perf_counter() - t0
+    return ((idle_cpu_ns(s.d.proc.pid) - c0) / 1e9, wall,
             minflt(s.d.proc.pid) - f0)
 
 
