@@ -1575,7 +1575,7 @@ plugin_frame(const struct ttrpc_frame *f, void *arg)
 		return (-EBADMSG);
 	}
 	handle_request(c, f->stream, req);
-	ttrpc__request__free_unpacked(req, NULL);
+	ttrpc_request_free(req);
 	return (c->dead ? -ECONNABORTED : 0);
 }
 

@@ -17,11 +17,6 @@
 #include "pbcheck.h"
 #include "xmalloc.h"
 
-#define WIRE_VARINT	0
-#define WIRE_64BIT	1
-#define WIRE_LEN	2
-#define WIRE_32BIT	5
-
 /* Reads a varint at *off; -1 when it runs past len or past 10 bytes. */
 static int
 get_varint(const uint8_t *p, size_t len, size_t *off, uint64_t *v)
@@ -40,12 +35,8 @@ get_varint(const uint8_t *p, size_t len, size_t *off, uint64_t *v)
 	return (-1);
 }
 
-/*
- * One field's tag and, for WIRE_LEN, where its bytes are; *off moves past
- * the field. -1 on bytes that are not wire format.
- */
-static int
-next_field(const uint8_t *p, size_t len, size_t *off, uint32_t *num,
+int
+pbwire_next_field(const uint8_t *p, size_t len, size_t *off, uint32_t *num,
     unsigned *type, size_t *start, size_t *n)
 {
 	uint64_t	key, v;
@@ -56,19 +47,19 @@ next_field(const uint8_t *p, size_t len, size_t *off, uint32_t *num,
 	*num = (uint32_t)(key >> 3);
 	*type = (unsigned)(key & 7);
 	switch (*type) {
-	case WIRE_VARINT:
+	case PBWIRE_VARINT:
 		return (get_varint(p, len, off, &v));
-	case WIRE_64BIT:
+	case PBWIRE_64BIT:
 		if (len - *off < 8)
 			return (-1);
 		*off += 8;
 		return (0);
-	case WIRE_32BIT:
+	case PBWIRE_32BIT:
 		if (len - *off < 4)
 			return (-1);
 		*off += 4;
 		return (0);
-	case WIRE_LEN:
+	case PBWIRE_LEN:
 		if (get_varint(p, len, off, &v) != 0 || v > len - *off)
 			return (-1);
 		*start = *off;
@@ -93,7 +84,7 @@ field_label(const ProtobufCFieldDescriptor *fd, const uint8_t *p, size_t at)
 
 	if (fd->label != PROTOBUF_C_LABEL_REPEATED)
 		return (xstrdup(fd->name));
-	while (off < at && next_field(p, at, &off, &num, &type, &start,
+	while (off < at && pbwire_next_field(p, at, &off, &num, &type, &start,
 	    &n) == 0) {
 		if (num == fd->id)
 			i++;
@@ -123,11 +114,11 @@ walk(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
 	}
 	while (off < len) {
 		at = off;
-		if (next_field(p, len, &off, &num, &type, &start, &n) != 0) {
+		if (pbwire_next_field(p, len, &off, &num, &type, &start, &n) != 0) {
 			*where = NULL;
 			return (-EBADMSG);
 		}
-		if (type != WIRE_LEN ||
+		if (type != PBWIRE_LEN ||
 		    (fd = protobuf_c_message_descriptor_get_field(d,
 		    num)) == NULL)
 			continue;

@@ -31,4 +31,19 @@
 int	pbcheck_strings(const ProtobufCMessageDescriptor *, const uint8_t *buf,
 	    size_t len, char **cause);
 
+/* Wire types. */
+#define PBWIRE_VARINT	0
+#define PBWIRE_64BIT	1
+#define PBWIRE_LEN	2
+#define PBWIRE_32BIT	5
+
+/*
+ * Reads the field at *off of the len bytes at p: its number and wire
+ * type, and for PBWIRE_LEN where its bytes are (*start, *n); *off moves
+ * past it. -1 on bytes that are not wire format (groups included, which
+ * protobuf-c refuses too).
+ */
+int	pbwire_next_field(const uint8_t *p, size_t len, size_t *off,
+	    uint32_t *num, unsigned *type, size_t *start, size_t *n);
+
 #endif

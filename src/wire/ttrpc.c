@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pbcheck.h"
 #include "ttrpc.h"
 #include "xmalloc.h"
 
@@ -426,22 +427,94 @@ unpack_check(const struct ttrpc_frame *f, uint8_t type, const char *what,
 	return (0);
 }
 
+/* The Request envelope's payload field (proto/ttrpc.proto). */
+#define REQUEST_PAYLOAD	3
+
+/*
+ * Where the payload of a Request's bytes is, and the bytes of its other
+ * fields: *rest is p itself when there is no payload, else a copy
+ * without it (the caller frees *own). The last payload counts, as in
+ * any decoder. -1 on bytes that are not wire format.
+ */
+static int
+request_split(const uint8_t *p, size_t len, const uint8_t **payload,
+    size_t *plen, const uint8_t **rest, size_t *rlen, uint8_t **own)
+{
+	size_t		off = 0, at, start = 0, n = 0, kept = 0;
+	uint32_t	num;
+	unsigned	type;
+	uint8_t		*buf = NULL;
+
+	*payload = NULL;
+	*plen = 0;
+	*own = NULL;
+	while (off < len) {
+		at = off;
+		if (pbwire_next_field(p, len, &off, &num, &type, &start,
+		    &n) != 0) {
+			free(buf);
+			return (-1);
+		}
+		if (num == REQUEST_PAYLOAD && type == PBWIRE_LEN) {
+			if (buf == NULL) {
+				/* What came before is copied as it was. */
+				buf = xmalloc(len);
+				memcpy(buf, p, at);
+				kept = at;
+			}
+			*payload = p + start;
+			*plen = n;
+			continue;
+		}
+		if (buf != NULL) {
+			memcpy(buf + kept, p + at, off - at);
+			kept += off - at;
+		}
+	}
+	*rest = buf != NULL ? buf : p;
+	*rlen = buf != NULL ? kept : len;
+	*own = buf;
+	return (0);
+}
+
 int
 ttrpc_request_unpack(const struct ttrpc_frame *f, Ttrpc__Request **req,
     char **cause)
 {
-	int	rc;
+	const uint8_t	*payload, *rest;
+	uint8_t		*own;
+	size_t		 plen, rlen;
+	int		 rc;
 
 	if ((rc = unpack_check(f, TTRPC_REQUEST, "request", cause)) != 0)
 		return (rc);
-	*req = ttrpc__request__unpack(NULL, f->len, f->data);
+	*req = NULL;
+	if (request_split(f->data, f->len, &payload, &plen, &rest, &rlen,
+	    &own) == 0) {
+		*req = ttrpc__request__unpack(NULL, rlen, rest);
+		free(own);
+	}
 	if (*req == NULL) {
 		if (cause != NULL)
 			xasprintf(cause, "ttrpc request on stream %u does not "
 			    "decode", f->stream);
 		return (-EBADMSG);
 	}
+	/* The payload stays where it is, in the frame: a Synchronize's is
+	 * most of a megabyte, and a copy of it would be touched once. */
+	(*req)->payload.data = (uint8_t *)payload;
+	(*req)->payload.len = plen;
 	return (0);
+}
+
+void
+ttrpc_request_free(Ttrpc__Request *req)
+{
+	if (req == NULL)
+		return;
+	req->payload.data = NULL;
+	req->payload.len = 0;
+	ttrpc__request__free_unpacked(req, NULL);
 }
 
 int

@@ -180,13 +180,15 @@ int	ttrpc_error_pack(uint32_t stream, int code, const char *message,
 
 /*
  * Decode the envelope of a frame. *req or *resp is the caller's, freed
- * with ttrpc__request__free_unpacked() / ttrpc__response__free_unpacked()
- * (NULL allocator). -EPROTO for a frame of the wrong type, -EMSGSIZE for
- * an oversize one and -EBADMSG for bytes that do not decode, with *cause
- * (caller frees; cause may be NULL).
+ * with ttrpc_request_free() / ttrpc__response__free_unpacked() (NULL
+ * allocator). A request's payload is not copied: it points into the
+ * frame's data, which must outlive *req. -EPROTO for a frame of the wrong
+ * type, -EMSGSIZE for an oversize one and -EBADMSG for bytes that do not
+ * decode, with *cause (caller frees; cause may be NULL).
  */
 int	ttrpc_request_unpack(const struct ttrpc_frame *, Ttrpc__Request **req,
 	    char **cause);
+void	ttrpc_request_free(Ttrpc__Request *);
 int	ttrpc_response_unpack(const struct ttrpc_frame *,
 	    Ttrpc__Response **resp, char **cause);
 

@@ -44,7 +44,7 @@ on_frame(const struct ttrpc_frame *f, void *arg)
 	case TTRPC_HANDLE:
 		if (ttrpc_request_unpack(f, &req, &cause) == 0) {
 			decode_payload(&req->payload);
-			ttrpc__request__free_unpacked(req, NULL);
+			ttrpc_request_free(req);
 		}
 		break;
 	case TTRPC_REJECT:

@@ -559,7 +559,7 @@ path_frame(const struct ttrpc_frame *f, void *arg)
 	    "RegisterPlugin");
 	if (p->n[p->conn] < 8)
 		p->streams[p->conn][p->n[p->conn]++] = f->stream;
-	ttrpc__request__free_unpacked(req, NULL);
+	ttrpc_request_free(req);
 	return (0);
 }
 
@@ -664,7 +664,7 @@ fuzz_frame(const struct ttrpc_frame *f, void *arg)
 
 	(*frames)++;
 	if (ttrpc_request_unpack(f, &req, &cause) == 0)
-		ttrpc__request__free_unpacked(req, NULL);
+		ttrpc_request_free(req);
 	free(cause);
 	return (0);
 }

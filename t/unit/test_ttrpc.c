@@ -265,7 +265,7 @@ Test(ttrpc, create_container_round_trip)
 	cr_assert_null(got->container->linux->resources->cpu->shares);
 	cr_assert_null(got->container->linux->resources->memory->swap);
 	protobuf_c_message_free_unpacked(m, NULL);
-	ttrpc__request__free_unpacked(treq, NULL);
+	ttrpc_request_free(treq);
 	seen_clear(&s);
 }
 
@@ -712,7 +712,7 @@ Test(ttrpc, unknown_types_and_flags)
 	cr_assert_eq(ttrpc_request_unpack(&f, &req, NULL), 0);
 	cr_assert_str_eq(req->service, "");
 	cr_assert_eq(req->payload.len, 0);
-	ttrpc__request__free_unpacked(req, NULL);
+	ttrpc_request_free(req);
 }
 
 Test(ttrpc, stream_ids)
@@ -1006,7 +1006,7 @@ fuzz_frame(const struct ttrpc_frame *f, void *arg)
 			free(cause);
 			cause = NULL;
 		}
-		ttrpc__request__free_unpacked(req, NULL);
+		ttrpc_request_free(req);
 	}
 	rc = ttrpc_response_unpack(f, &resp, NULL);
 	cr_assert(rc == 0 || rc == -EPROTO || rc == -EMSGSIZE ||
@@ -1119,4 +1119,102 @@ Test(ttrpc, fuzz)
 	}
 	/* The unmutated quarter alone delivers 1000 streams, none empty. */
 	cr_assert_geq(total, 1000);
+}
+
+/*
+ * A Request's payload is read where it is in the frame, not copied, and
+ * the envelope reads as protobuf-c reads it whatever the fields' order:
+ * the last payload counts, the fields around it are all there, and a
+ * field cut short after the payload still refuses the whole.
+ */
+static void
+request_as_protobuf_c(const uint8_t *buf, size_t len, int want_payload)
+{
+	struct ttrpc_frame	 f;
+	Ttrpc__Request		*ours, *theirs;
+	char			*cause = NULL;
+	size_t			 i;
+
+	memset(&f, 0, sizeof f);
+	f.stream = 1;
+	f.type = TTRPC_REQUEST;
+	f.data = buf;
+	f.len = len;
+	theirs = ttrpc__request__unpack(NULL, len, buf);
+	cr_assert_not_null(theirs);
+	cr_assert_eq(ttrpc_request_unpack(&f, &ours, &cause), 0, "%s", cause);
+	cr_assert_str_eq(ours->service, theirs->service);
+	cr_assert_str_eq(ours->method, theirs->method);
+	cr_assert_eq(ours->timeout_nano, theirs->timeout_nano);
+	cr_assert_eq(ours->n_metadata, theirs->n_metadata);
+	for (i = 0; i < ours->n_metadata; i++) {
+		cr_assert_str_eq(ours->metadata[i]->key,
+		    theirs->metadata[i]->key);
+		cr_assert_str_eq(ours->metadata[i]->value,
+		    theirs->metadata[i]->value);
+	}
+	cr_assert_eq(ours->payload.len, theirs->payload.len);
+	if (want_payload) {
+		cr_assert(ours->payload.data >= buf &&
+		    ours->payload.data + ours->payload.len <= buf + len,
+		    "the payload is read in the frame");
+		cr_assert_eq(memcmp(ours->payload.data, theirs->payload.data,
+		    ours->payload.len), 0);
+	} else
+		cr_assert_eq(ours->payload.len, 0);
+	ttrpc_request_free(ours);
+	ttrpc__request__free_unpacked(theirs, NULL);
+}
+
+Test(ttrpc, request_payload_in_place)
+{
+	/* service "s", method "m", payload "PAY", timeout 7, metadata
+	 * {k: v}, in the usual order. */
+	static const uint8_t in_order[] = {
+		0x0a, 1, 's', 0x12, 1, 'm', 0x1a, 3, 'P', 'A', 'Y',
+		0x20, 7, 0x2a, 6, 0x0a, 1, 'k', 0x12, 1, 'v' };
+	/* The payload first, metadata before the method. */
+	static const uint8_t payload_first[] = {
+		0x1a, 3, 'P', 'A', 'Y', 0x2a, 6, 0x0a, 1, 'k', 0x12, 1, 'v',
+		0x12, 1, 'm', 0x0a, 1, 's' };
+	/* Two payloads: the second counts. */
+	static const uint8_t twice[] = {
+		0x1a, 2, 'A', 'B', 0x0a, 1, 's', 0x1a, 3, 'X', 'Y', 'Z',
+		0x12, 1, 'm' };
+	/* No payload; an unknown field 9 kept out of the way. */
+	static const uint8_t none[] = {
+		0x0a, 1, 's', 0x48, 5, 0x12, 1, 'm' };
+	/* The method cut short after the payload. */
+	static const uint8_t cut[] = {
+		0x0a, 1, 's', 0x1a, 1, 'P', 0x12, 4, 'm' };
+	/* A payload sent as a varint: protobuf-c refuses the type. */
+	static const uint8_t wrong_type[] = { 0x0a, 1, 's', 0x18, 1 };
+	struct ttrpc_frame	 f;
+	Ttrpc__Request		*req;
+	char			*cause = NULL;
+
+	request_as_protobuf_c(in_order, sizeof in_order, 1);
+	request_as_protobuf_c(payload_first, sizeof payload_first, 1);
+	request_as_protobuf_c(twice, sizeof twice, 1);
+	request_as_protobuf_c(none, sizeof none, 0);
+
+	memset(&f, 0, sizeof f);
+	f.stream = 5;
+	f.type = TTRPC_REQUEST;
+	f.data = twice;
+	f.len = sizeof twice;
+	cr_assert_eq(ttrpc_request_unpack(&f, &req, NULL), 0);
+	cr_assert_eq(req->payload.len, 3);
+	cr_assert_eq(req->payload.data, twice + 9);
+	ttrpc_request_free(req);
+
+	f.data = cut;
+	f.len = sizeof cut;
+	cr_assert_eq(ttrpc_request_unpack(&f, &req, &cause), -EBADMSG);
+	cr_assert_not_null(strstr(cause, "stream 5"), "%s", cause);
+	free(cause);
+	f.data = wrong_type;
+	f.len = sizeof wrong_type;
+	cr_assert_eq(ttrpc__request__unpack(NULL, f.len, f.data), NULL);
+	cr_assert_eq(ttrpc_request_unpack(&f, &req, NULL), -EBADMSG);
 }
