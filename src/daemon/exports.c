@@ -58,6 +58,7 @@ struct settled {
 	char		*file;		/* its folder's name under pools/ */
 	uint64_t	 link;		/* the digest of a link to it */
 	int		 rc;		/* 0 when its file is current */
+	int		 known;		/* its link was found right */
 };
 
 #define FNV_OFFSET	14695981039346656037ULL
@@ -259,7 +260,7 @@ put_text(struct exports *ex, struct strmap *m, const char *sub,
  * once a flush, however many of its containers moved, and so is a
  * failure to write it.
  */
-static const struct settled *
+static struct settled *
 export_pool(struct exports *ex, const struct policy *P, const struct pool *p)
 {
 	struct settled		*st;
@@ -286,9 +287,9 @@ static void
 export_linked(struct exports *ex, const struct policy *P, const char *id,
     const struct pool *p)
 {
-	const struct settled	*st;
-	uint64_t		*d;
-	char			*cause = NULL;
+	struct settled	*st;
+	uint64_t	*d;
+	char		*cause = NULL;
 
 	if ((st = export_pool(ex, P, p))->rc != 0)
 		return;
@@ -299,7 +300,8 @@ export_linked(struct exports *ex, const struct policy *P, const char *id,
 		container_done(ex, id, st->link);
 		return;
 	}
-	if (resfile_link(ex->spares, ex->dir, id, st->file, &cause) != 0) {
+	if (resfile_link(ex->spares, ex->dir, id, st->file, &st->known,
+	    &cause) != 0) {
 		failed(ex, ex->digests, id, cause);
 		return;
 	}

@@ -467,9 +467,12 @@ rf_swap_in(struct spares *sp, const char *staged, const char *live,
  * container's link makes no inode and a gone one's frees none; a link of
  * its own where that cannot be (too many links to one inode, a file
  * system without hard links). -EEXIST, with no cause, when path is there.
+ * With *known set, the pool's link was found right a moment ago (by the
+ * caller's last call): linked at once, not read first; it is set when the
+ * pool's link was read or made right.
  */
 static int
-rf_make_link(const char *dir, const char *pool, const char *path,
+rf_make_link(const char *dir, const char *pool, const char *path, int *known,
     char **cause)
 {
 	char	*tmpl, *target, *stage, *cdir, buf[PATH_MAX];
@@ -481,9 +484,20 @@ rf_make_link(const char *dir, const char *pool, const char *path,
 	xasprintf(&stage, "%s/containers/" RF_STAGE "pool.%s", dir, pool);
 	target = rf_link_target(pool);
 	tlen = strlen(target);
+	if (known != NULL && *known) {
+		if (linkat(AT_FDCWD, tmpl, AT_FDCWD, path, 0) == 0)
+			goto out;
+		if (errno == EEXIST) {
+			rc = -EEXIST;
+			goto out;
+		}
+		*known = 0;
+	}
 	for (tries = 0; tries < 3; tries++) {
 		n = readlink(tmpl, buf, sizeof buf);
 		if (n == (ssize_t)tlen && memcmp(buf, target, tlen) == 0) {
+			if (known != NULL)
+				*known = 1;
 			if (linkat(AT_FDCWD, tmpl, AT_FDCWD, path, 0) == 0)
 				goto out;
 			if (errno == ENOENT)
@@ -533,7 +547,7 @@ out:
  */
 int
 resfile_link(struct spares *sp, const char *dir, const char *id,
-    const char *pool, char **cause)
+    const char *pool, int *known, char **cause)
 {
 	char		*live, *tmp = NULL;
 	int		 rc = 0;
@@ -544,11 +558,11 @@ resfile_link(struct spares *sp, const char *dir, const char *id,
 	/* Most often there is nothing yet: linked at once, not looked up
 	 * first (in a folder of thousands, a name not there is dear). */
 	live = rf_live(dir, id);
-	if ((rc = rf_make_link(dir, pool, live, cause)) != -EEXIST)
+	if ((rc = rf_make_link(dir, pool, live, known, cause)) != -EEXIST)
 		goto out;
 	tmp = rf_stage(dir, id, "link");
 	if ((rc = rf_remove_any(tmp, cause)) == 0 &&
-	    (rc = rf_make_link(dir, pool, tmp, cause)) == 0 &&
+	    (rc = rf_make_link(dir, pool, tmp, known, cause)) == 0 &&
 	    (rc = rf_swap_in(sp, tmp, live, cause)) != 0)
 		(void)unlink(tmp);
 	if (rc == -EEXIST)	/* something came back in the stage's place */

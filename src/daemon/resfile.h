@@ -52,10 +52,13 @@ char	*resfile_pool_name(const char *);
 /*
  * Makes the folder containers/<id> a relative link to its pool's folder
  * (../pools/<pool>), so that its resources.sh is the pool's, replacing
- * what was there at once; and whether it is that link already.
+ * what was there at once; and whether it is that link already. known
+ * (may be NULL) is the caller's note, kept across calls for one pool,
+ * that the pool's own link was just found right: the many links of one
+ * turn read it once.
  */
 int	resfile_link(struct spares *, const char *dir, const char *id,
-	    const char *pool, char **cause);
+	    const char *pool, int *known, char **cause);
 int	resfile_linked(const char *dir, const char *id, const char *pool);
 /* Removes the file and its folder; an absent one is not an error. */
 int	resfile_remove(struct spares *, const char *dir, const char *id,

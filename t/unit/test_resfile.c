@@ -188,8 +188,8 @@ Test(resfile, shared_containers_link_to_their_pool)
 
 		snprintf(id, sizeof id, "c%d", i);
 		cr_assert(!resfile_linked(dir, id, pool));
-		cr_assert_eq(resfile_link(NULL, dir, id, pool, &cause), 0, "%s",
-		    cause);
+		cr_assert_eq(resfile_link(NULL, dir, id, pool, NULL, &cause), 0,
+		    "%s", cause);
 		cr_assert(resfile_linked(dir, id, pool));
 		got = reads(dir, id, &link);
 		cr_assert(link);
@@ -213,8 +213,8 @@ Test(resfile, shared_containers_link_to_their_pool)
 		cr_assert_str_eq(got, own);
 		free(got);
 		cr_assert(!resfile_linked(dir, "c0", pool));
-		cr_assert_eq(resfile_link(NULL, dir, "c0", pool, &cause), 0, "%s",
-		    cause);
+		cr_assert_eq(resfile_link(NULL, dir, "c0", pool, NULL, &cause),
+		    0, "%s", cause);
 		got = reads(dir, "c0", &link);
 		cr_assert(link);
 		cr_assert_str_eq(got, p2);
@@ -236,7 +236,8 @@ Test(resfile, shared_containers_link_to_their_pool)
 	free(cdir);
 	/* A stage a crash left behind goes with the next prune, the pool's
 	 * file stays. */
-	cr_assert_eq(resfile_link(NULL, dir, "c2", pool, &cause), 0, "%s", cause);
+	cr_assert_eq(resfile_link(NULL, dir, "c2", pool, NULL, &cause), 0,
+	    "%s", cause);
 	xasprintf(&cdir, "%s/containers/.resfile-c2.new", dir);
 	cr_assert_eq(mkdir(cdir, 0700), 0);
 	free(cdir);
@@ -248,7 +249,7 @@ Test(resfile, shared_containers_link_to_their_pool)
 	free(want);
 	free(cdir);
 	/* Unsafe names are refused. */
-	cr_assert_eq(resfile_link(NULL, dir, "..", pool, &cause), -EINVAL);
+	cr_assert_eq(resfile_link(NULL, dir, "..", pool, NULL, &cause), -EINVAL);
 	free(cause);
 	cause = NULL;
 	cr_assert_eq(resfile_put_pool(dir, "a/b", p1, strlen(p1), &cause),
@@ -305,7 +306,7 @@ Test(resfile, links_are_hard_links_of_the_pools_link)
 		char id[8];
 
 		snprintf(id, sizeof id, "c%d", i);
-		cr_assert_eq(resfile_link(NULL, dir, id, pool, &cause), 0,
+		cr_assert_eq(resfile_link(NULL, dir, id, pool, NULL, &cause), 0,
 		    "%s", cause);
 	}
 	ino = inode_of(dir, "c0");
@@ -321,7 +322,7 @@ Test(resfile, links_are_hard_links_of_the_pools_link)
 	cr_assert_str_eq(got, p1);
 	free(got);
 	/* Another pool: another inode; moving there keeps the first. */
-	cr_assert_eq(resfile_link(NULL, dir, "c1", other, &cause), 0);
+	cr_assert_eq(resfile_link(NULL, dir, "c1", other, NULL, &cause), 0);
 	cr_assert_neq(inode_of(dir, "c1"), ino);
 	got = reads(dir, "c1", &link);
 	cr_assert_str_eq(got, p2);
@@ -336,7 +337,7 @@ Test(resfile, links_are_hard_links_of_the_pools_link)
 	/* A pool's link pointing elsewhere is put right. */
 	cr_assert_eq(unlink(want), 0);
 	cr_assert_eq(symlink("../pools/elsewhere", want), 0);
-	cr_assert_eq(resfile_link(NULL, dir, "c3", pool, &cause), 0);
+	cr_assert_eq(resfile_link(NULL, dir, "c3", pool, NULL, &cause), 0);
 	n = readlink(want, buf, sizeof buf - 1);
 	cr_assert_gt(n, 0);
 	buf[n] = '\0';
@@ -357,6 +358,53 @@ Test(resfile, links_are_hard_links_of_the_pools_link)
 	free(other);
 	free(pool);
 	free(cdir);
+	free(dir);
+}
+
+/*
+ * The caller's note that a pool's link was found right: set by the first
+ * link, it lets the next ones link at once; a pool's link gone meanwhile
+ * is made again, and one linked name already there is still replaced.
+ */
+Test(resfile, known_pool_link)
+{
+	static const char	 p1[] = "ALL_MEMS=\"0\"\nSHARED_CPUS=\"1-3\"\n";
+	static const char	 own[] = "EXCLUSIVE_CPUS=\"5\"\n";
+	char			*dir, *cause = NULL, *got, *pool, *tmpl;
+	int			 known = 0, link;
+
+	dir = testlib_tmpdir();
+	pool = resfile_pool_name("NUMA node #0");
+	cr_assert_eq(resfile_put_pool(dir, pool, p1, strlen(p1), &cause), 0);
+	cr_assert_eq(resfile_link(NULL, dir, "c0", pool, &known, &cause), 0,
+	    "%s", cause);
+	cr_assert_eq(known, 1);
+	cr_assert_eq(resfile_link(NULL, dir, "c1", pool, &known, &cause), 0,
+	    "%s", cause);
+	cr_assert_eq(known, 1);
+	xasprintf(&tmpl, "%s/containers/.pool.%s", dir, pool);
+	cr_assert_eq(inode_of(dir, "c1"), inode_of(dir, "c0"));
+	/* Its link gone since: made again, and the note stands. */
+	cr_assert_eq(unlink(tmpl), 0);
+	cr_assert_eq(resfile_link(NULL, dir, "c2", pool, &known, &cause), 0,
+	    "%s", cause);
+	cr_assert_eq(known, 1);
+	cr_assert(resfile_linked(dir, "c2", pool));
+	got = reads(dir, "c2", &link);
+	cr_assert(link);
+	cr_assert_str_eq(got, p1);
+	free(got);
+	/* A folder of its own where the link goes: replaced. */
+	cr_assert_eq(resfile_put(NULL, dir, "c1", own, strlen(own), &cause), 0,
+	    "%s", cause);
+	cr_assert_eq(resfile_link(NULL, dir, "c1", pool, &known, &cause), 0,
+	    "%s", cause);
+	got = reads(dir, "c1", &link);
+	cr_assert(link);
+	cr_assert_str_eq(got, p1);
+	free(got);
+	free(tmpl);
+	free(pool);
 	free(dir);
 }
 
@@ -399,7 +447,7 @@ Test(resfile, spares_recycle_folders)
 
 	/* A linked container given a file of its own takes a spare folder
 	 * in its link's place; linked again, its folder is kept. */
-	cr_assert_eq(resfile_link(sp, dir, "c1", pool, &cause), 0);
+	cr_assert_eq(resfile_link(sp, dir, "c1", pool, NULL, &cause), 0);
 	cr_assert_eq(resfile_remove(sp, dir, "c3", &cause), 0);
 	cr_assert_eq(resfile_put(sp, dir, "c1", own1, strlen(own1), &cause),
 	    0, "%s", cause);
@@ -409,7 +457,7 @@ Test(resfile, spares_recycle_folders)
 	cr_assert_str_eq(got, own1);
 	free(got);
 	cr_assert_eq(spares_count(sp), 0);
-	cr_assert_eq(resfile_link(sp, dir, "c1", pool, &cause), 0);
+	cr_assert_eq(resfile_link(sp, dir, "c1", pool, NULL, &cause), 0);
 	got = reads(dir, "c1", &link);
 	cr_assert(link);
 	cr_assert_str_eq(got, p1);
@@ -459,13 +507,13 @@ Test(resfile, spares_recycle_folders)
 	cr_assert_eq(resfile_put(sp, dir, "n0", own1, strlen(own1), &cause),
 	    0);
 	cr_assert_eq(spares_count(sp), 127);
-	cr_assert_eq(resfile_link(sp, dir, "n0", pool, &cause), 0);
+	cr_assert_eq(resfile_link(sp, dir, "n0", pool, NULL, &cause), 0);
 	want = testlib_join(cdir, ".spare.902");
 	cr_assert(testlib_exists(want), "%s", testlib_listing(cdir));
 	free(want);
 
 	/* A hidden name is no container's. */
-	cr_assert_eq(resfile_link(sp, dir, ".spare.0", pool, &cause),
+	cr_assert_eq(resfile_link(sp, dir, ".spare.0", pool, NULL, &cause),
 	    -EINVAL);
 	free(cause);
 	spares_free(sp);
