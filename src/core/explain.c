@@ -4,6 +4,7 @@
  */
 #include "autoconf.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,9 +29,10 @@ static const char *const rules[] = {
 
 #define NAME_BYTES	32
 
-/* One weighed pool, packed: a dozen fit the 1 KiB. */
+/* One weighed pool, packed: a score per pool costs 48 bytes, and the
+ * names are the tree's, shared by every record of it. */
 struct cand {
-	char		name[NAME_BYTES];
+	unsigned short	pool;		/* its id in names */
 	unsigned char	rule;		/* in rules[], or RULE_* */
 	unsigned char	mems;
 	unsigned char	mem_match;
@@ -55,6 +57,7 @@ struct explain {
 	short		 ncand;		/* winner first, then closest first */
 	int		 nomit;		/* weighed, not kept */
 	struct explain	*first;		/* KEPT: how it got there */
+	struct pool_names *names;	/* SCORED: the candidates' */
 	char		 pool[NAME_BYTES];
 	struct cand	 cand[];
 };
@@ -97,7 +100,7 @@ cand_fill(struct cand *c, const struct pool *p, const struct score *s,
 	long long	mib = s->mem_cap / (1024 * 1024);
 	int		i;
 
-	name_copy(c->name, p->name);
+	c->pool = (unsigned short)(p->id <= USHRT_MAX ? p->id : USHRT_MAX);
 	c->rule = (unsigned char)rule;
 	c->mems = clamp8(s->mems);
 	c->mem_match = s->mem_match != 0;
@@ -153,9 +156,10 @@ explain_scored(const struct pool_tree *tree, int winner, int target,
 	e->refs = 1;
 	e->how = EXPLAIN_SCORED;
 	e->target = clamp8(target);
+	e->names = pool_tree_names(tree);
 	cand_fill(&e->cand[0], pool_tree_get(tree, winner), &scores[winner],
 	    RULE_WINNER);
-	name_copy(e->pool, e->cand[0].name);
+	name_copy(e->pool, pool_tree_get(tree, winner)->name);
 	for (i = 0; i < keep; i++)
 		cand_fill(&e->cand[i + 1], pool_tree_get(tree, v[i].id),
 		    &scores[v[i].id], v[i].rank);
@@ -196,6 +200,7 @@ explain_unref(struct explain *e)
 	if (e == NULL || --e->refs > 0)
 		return;
 	explain_unref(e->first);
+	pool_names_unref(e->names);
 	free(e);
 }
 
@@ -222,7 +227,7 @@ static const char *const how_names[] = { "scored", "kept", "root",
 
 /* One candidate: its components in the order the scorer compares them. */
 static json_t *
-cand_json(const struct cand *c)
+cand_json(const struct explain *e, const struct cand *c)
 {
 	json_t	*o;
 	char	*outcome;
@@ -233,7 +238,7 @@ cand_json(const struct cand *c)
 		xasprintf(&outcome, "lost on %s", rule_name(c->rule));
 	o = json_pack("{s:s, s:s, s:{s:i, s:i, s:i}, s:f, s:{s:i, s:b, s:I, "
 	    "s:b}, s:i, s:{s:i, s:i, s:i}, s:i, s:i}",
-	    "pool", c->name, "outcome", outcome,
+	    "pool", pool_names_get(e->names, c->pool), "outcome", outcome,
 	    "capacity", "isolated", c->isolated, "shared", c->shared,
 	    "reserved", c->reserved,
 	    "affinity", (double)c->affinity,
@@ -270,7 +275,7 @@ explain_json(const struct explain *e)
 		json_object_set_new(o, "rule", json_string(deciding_rule(e)));
 		a = json_array();
 		for (i = 0; i < e->ncand; i++)
-			json_array_append_new(a, cand_json(&e->cand[i]));
+			json_array_append_new(a, cand_json(e, &e->cand[i]));
 		json_object_set_new(o, "candidates", a);
 		if (e->nomit > 0)
 			json_object_set_new(o, "omitted", json_pack("{s:i, "

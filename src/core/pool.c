@@ -13,8 +13,17 @@
 #include "pool.h"
 #include "xmalloc.h"
 
+/* The pools' names by id, kept by whoever must still name them once the
+ * tree is gone (pool.h). */
+struct pool_names {
+	int	 refs;
+	int	 n;
+	char	*name[];
+};
+
 struct pool_tree {
 	const struct topology	*topo;
+	struct pool_names	*names;
 	struct cpuset		 allowed;
 	struct cpuset		 reserved;
 	struct pool		*root;
@@ -300,6 +309,51 @@ check_distances(const struct topology *t, char **cause)
 	return (0);
 }
 
+/* One block: the pointers, then the names they point to. */
+static struct pool_names *
+names_new(const struct pool_tree *pt)
+{
+	struct pool_names	*pn;
+	size_t			 len = 0, at;
+	char			*text;
+	int			 i;
+
+	for (i = 0; i < pt->npools; i++)
+		len += strlen(pt->pools[i]->name) + 1;
+	pn = xmalloc(sizeof *pn + (size_t)pt->npools * sizeof pn->name[0] +
+	    len);
+	pn->refs = 1;
+	pn->n = pt->npools;
+	text = (char *)&pn->name[pt->npools];
+	for (i = 0, at = 0; i < pt->npools; i++) {
+		pn->name[i] = text + at;
+		len = strlen(pt->pools[i]->name) + 1;
+		memcpy(text + at, pt->pools[i]->name, len);
+		at += len;
+	}
+	return (pn);
+}
+
+struct pool_names *
+pool_tree_names(const struct pool_tree *pt)
+{
+	pt->names->refs++;
+	return (pt->names);
+}
+
+const char *
+pool_names_get(const struct pool_names *pn, int id)
+{
+	return (id >= 0 && id < pn->n ? pn->name[id] : "?");
+}
+
+void
+pool_names_unref(struct pool_names *pn)
+{
+	if (pn != NULL && --pn->refs == 0)
+		free(pn);
+}
+
 int
 pool_tree_new(const struct topology *t, const struct cpuset *allowed,
     const struct cpuset *reserved, struct pool_tree **out, char **cause)
@@ -338,6 +392,7 @@ pool_tree_new(const struct topology *t, const struct cpuset *allowed,
 	number_post_order(pt, pt->root);
 	set_pool_supply(pt, pt->root);
 	set_pool_mems(t, pt->root);
+	pt->names = names_new(pt);
 	*out = pt;
 	return (0);
 }
@@ -347,6 +402,7 @@ pool_tree_free(struct pool_tree *pt)
 {
 	if (pt == NULL)
 		return;
+	pool_names_unref(pt->names);
 	pool_free(pt->root);
 	free(pt->pools);
 	cpuset_clear(&pt->allowed);

@@ -62,6 +62,16 @@ const struct topology *pool_tree_topology(const struct pool_tree *);
 const struct cpuset *pool_tree_allowed(const struct pool_tree *);
 const struct cpuset *pool_tree_reserved(const struct pool_tree *);
 
+/*
+ * The tree's pool names by id, shared: what names the pools of a decision
+ * after a reload has replaced its tree (explain.c). pool_tree_names gives
+ * a reference, dropped with pool_names_unref; an id out of range is "?".
+ */
+struct pool_names;
+struct pool_names *pool_tree_names(const struct pool_tree *);
+const char	*pool_names_get(const struct pool_names *, int);
+void		 pool_names_unref(struct pool_names *);
+
 /* Static grantable CPUs of a pool: (isolated ∪ sharable) − reserved. */
 void		 pool_grantable(const struct pool *, struct cpuset *);
 

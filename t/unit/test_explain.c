@@ -305,6 +305,44 @@ Test(explain, claims_and_their_pinned_containers)
 	cr_assert(strstr(e.cause, "no container") != NULL, "%s", e.cause);
 }
 
+/*
+ * A record names its candidates by the pool ids of the tree that was
+ * weighed, through that tree's names, which it keeps: a reload replaces
+ * the tree, and an undone one puts the grant back with its record, said
+ * as before. Each pool weighed costs the record no more than its scores.
+ */
+Test(explain, the_weighed_tree_outlives_a_reload)
+{
+	const struct pool_tree	*old;
+	struct grant		*g;
+	json_t			*before, *x;
+	char			*a, *b, *cause = NULL;
+
+	cr_assert_eq(env_create(&e, "g", "G", 2000, 2000, NULL, NULL, NULL),
+	    0, "%s", e.cause);
+	g = strmap_get(e.P->ctrs, "g");
+	cr_assert_leq(explain_size(g->why),
+	    96 + 48 * (size_t)pool_tree_count(policy_tree(e.P)));
+	before = explain("g");
+	cr_assert_str_eq(s_at(before, "decision.how"), "scored");
+	old = policy_tree(e.P);
+	env_reset(&e);
+	cr_assert_eq(policy_reconfigure(e.P, e.cfg, &e.fx, &cause), 0, "%s",
+	    cause);
+	cr_assert(policy_tree(e.P) != old, "the reload made a new tree");
+	policy_undo(e.P, &e.fx);
+	env_reset(&e);
+	x = explain("g");
+	a = json_dumps(before, JSON_SORT_KEYS);
+	b = json_dumps(x, JSON_SORT_KEYS);
+	cr_assert_str_eq(b, a);
+	cr_assert_not_null(strstr(a, "\"NUMA node #"), "%s", a);
+	free(a);
+	free(b);
+	json_decref(x);
+	json_decref(before);
+}
+
 /* A restart keeps where grants are, not why; nor does a reload after
  * it make reasons up. */
 Test(explain, a_restored_grant_has_no_reasons_kept)
