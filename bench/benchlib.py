@@ -23,6 +23,19 @@ def report_latencies(prefix, machine, lat):
            lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1e6, "us")
 
 
+def file_system(path):
+    """The type and mount point of the file system path is on."""
+    best = ("?", "")
+    with open("/proc/mounts") as f:
+        for line in f:
+            fields = line.split()
+            mnt = fields[1].replace("\\040", " ")
+            if (path == mnt or path.startswith(mnt.rstrip("/") + "/")) \
+                    and len(mnt) > len(best[1]):
+                best = (fields[2], mnt)
+    return best
+
+
 def main(description, name, bench_machine):
     """Parses the command line, makes t/lib importable, and calls
     bench_machine(name, sysfs_root, work_folder) for each machine."""
@@ -38,6 +51,9 @@ def main(description, name, bench_machine):
     os.environ["TOPOAWARE_BUILDDIR"] = os.path.abspath(args.builddir)
     os.environ["TOPOAWARE_TMP"] = work
     sys.path.insert(0, os.path.join(srcdir, "t", "lib"))
+    print("# state folders under %s: %s file system mounted at %s" %
+          ((os.path.dirname(work),) + file_system(os.path.realpath(work))),
+          flush=True)
     try:
         for m in args.machines:
             mname, _, root = m.partition("=")
