@@ -114,7 +114,8 @@ walk(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
 	}
 	while (off < len) {
 		at = off;
-		if (pbwire_next_field(p, len, &off, &num, &type, &start, &n) != 0) {
+		if (pbwire_next_field(p, len, &off, &num, &type, &start,
+		    &n) != 0) {
 			*where = NULL;
 			return (-EBADMSG);
 		}

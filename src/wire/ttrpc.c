@@ -457,8 +457,10 @@ request_split(const uint8_t *p, size_t len, const uint8_t **payload,
 		}
 		if (num == REQUEST_PAYLOAD && type == PBWIRE_LEN) {
 			if (buf == NULL) {
-				/* What came before is copied as it was. */
-				buf = xmalloc(len);
+				/* What came before is copied as it was; what
+				 * is left is at most every byte but this
+				 * field's. */
+				buf = xmalloc(len - (off - at) + 1);
 				memcpy(buf, p, at);
 				kept = at;
 			}
