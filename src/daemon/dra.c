@@ -620,7 +620,7 @@ tidy_specs(struct dra *d)
 	size_t		  i, n = 0;
 
 	if (srv->cdi_spares != NULL)
-		(void)spares_count(srv->cdi_spares);
+		spares_reclaim(srv->cdi_spares);
 	if (srv->journal_damaged) {
 		log_warnx("the state journal is damaged: CDI specs of claims "
 		    "not held are kept, as their claims may have been lost");

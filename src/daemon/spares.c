@@ -147,3 +147,9 @@ spares_count(struct spares *sp)
 	list_once(sp);
 	return (sp->n);
 }
+
+void
+spares_reclaim(struct spares *sp)
+{
+	list_once(sp);
+}

@@ -35,5 +35,11 @@ char		*spares_take(struct spares *);
 const char	*spares_keep(struct spares *, const char *path);
 /* How many spares there are (after the first use's listing). */
 size_t		 spares_count(struct spares *);
+/*
+ * Takes back now the spares an earlier run left, as the first use would:
+ * for an owner whose check must see them at start, not at a first use
+ * that may come long after.
+ */
+void		 spares_reclaim(struct spares *);
 
 #endif
