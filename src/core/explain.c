@@ -58,7 +58,7 @@ struct explain {
 	int		 nomit;		/* weighed, not kept */
 	struct explain	*first;		/* KEPT: how it got there */
 	struct pool_names *names;	/* SCORED: the candidates' */
-	char		 pool[NAME_BYTES];
+	char		 pool[NAME_BYTES];	/* the others': where */
 	struct cand	 cand[];
 };
 
@@ -159,7 +159,6 @@ explain_scored(const struct pool_tree *tree, int winner, int target,
 	e->names = pool_tree_names(tree);
 	cand_fill(&e->cand[0], pool_tree_get(tree, winner), &scores[winner],
 	    RULE_WINNER);
-	name_copy(e->pool, pool_tree_get(tree, winner)->name);
 	for (i = 0; i < keep; i++)
 		cand_fill(&e->cand[i + 1], pool_tree_get(tree, v[i].id),
 		    &scores[v[i].id], v[i].rank);
@@ -262,15 +261,25 @@ deciding_rule(const struct explain *e)
 	return (rule_name(e->cand[1].rule));
 }
 
+/* The pool it was placed in: the winner's, for a placement by score. */
+static const char *
+decision_pool(const struct explain *e)
+{
+	if (e->how == EXPLAIN_SCORED)
+		return (pool_names_get(e->names, e->cand[0].pool));
+	return (e->pool[0] != '\0' ? e->pool : NULL);
+}
+
 json_t *
 explain_json(const struct explain *e)
 {
-	json_t	*o, *a;
-	int	 i;
+	json_t		*o, *a;
+	const char	*pool;
+	int		 i;
 
 	o = json_pack("{s:s}", "how", how_names[e->how]);
-	if (e->pool[0] != '\0')
-		json_object_set_new(o, "pool", json_string(e->pool));
+	if ((pool = decision_pool(e)) != NULL)
+		json_object_set_new(o, "pool", json_string(pool));
 	if (e->how == EXPLAIN_SCORED) {
 		json_object_set_new(o, "rule", json_string(deciding_rule(e)));
 		a = json_array();
