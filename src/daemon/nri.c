@@ -40,7 +40,6 @@
 #include "mux.h"
 #include "nri.h"
 #include "nri_msg.h"
-#include "nriupd.h"
 #include "pbcheck.h"
 #include "server.h"
 #include "strmap.h"
@@ -307,7 +306,7 @@ updates_sizes(const struct nri_updates *us)
 
 	sizes = xreallocarray(NULL, us->n + 1, sizeof *sizes);
 	for (i = 0; i < us->n; i++)
-		sizes[i] = nriupd_size(us->v[i]);
+		sizes[i] = nri_updates_size(us, i);
 	return (sizes);
 }
 
@@ -712,7 +711,7 @@ flush_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		payload = p = xmalloc(used + 1);
 		for (i = off; i < off + k; i++)
-			p = nriupd_put(us.v[i], 1, p);
+			p = nri_updates_put(&us, i, 1, p);
 		log_debug("NRI: pushing updates of %zu containers", k);
 		send_request_of(c, "UpdateContainers", NULL, payload,
 		    (size_t)(p - payload), c->request_timeout_ms,
@@ -934,7 +933,7 @@ reply_updates(struct call *call, ProtobufCMessage *resp, size_t *n_update,
 	payload = xmalloc(fixed + used + 1);
 	p = payload + protobuf_c_message_pack(resp, payload);
 	for (i = 0; i < k; i++)
-		p = nriupd_put(us.v[i], (int)fd->id, p);
+		p = nri_updates_put(&us, i, (int)fd->id, p);
 	if (ttrpc_response_pack_bytes(call->stream, payload,
 	    (size_t)(p - payload), &f, &len) == 0)
 		conn_send(call->c, MUX_PLUGIN_CONN, f, len);
@@ -947,7 +946,7 @@ reply_updates(struct call *call, ProtobufCMessage *resp, size_t *n_update,
 		log_info("NRI: %zu updates do not fit the %s reply; they "
 		    "follow in UpdateContainers", us.n - k, call->method);
 	for (i = k; i < us.n; i++)
-		queue_id(call->c->n, us.v[i]->container_id);
+		queue_id(call->c->n, nri_updates_id(&us, i));
 	nri_updates_clear(&us);
 }
 

@@ -14,6 +14,7 @@
 
 #include "cpuset.h"
 #include "nri_msg.h"
+#include "nriupd.h"
 #include "xmalloc.h"
 
 #define MIN_SHARES	2		/* what the kubelet gives BestEffort */
@@ -327,13 +328,13 @@ set_text(const struct cpuset *s, struct nri_updates *us, char **own)
 }
 
 /*
- * The cpu part of LinuxResources that a pinning sets; 0 if nothing. With
- * us the sets' text is shared (set_text) and *cpus, *mems stay NULL.
+ * The cpu part of LinuxResources that a pinning sets, its sets' text in
+ * *cpus and *mems for the caller to free; 0 if nothing.
  */
 static int
 fill_cpu(const struct pinning *p, NRI(LinuxResources) *res,
     NRI(LinuxCPU) *cpu, NRI(OptionalUInt64) *shares, char **cpus,
-    char **mems, struct nri_updates *us)
+    char **mems)
 {
 	NRI(LinuxResources)	res0 =
 	    NRI__PKG__API__V1ALPHA1__LINUX_RESOURCES__INIT;
@@ -348,11 +349,11 @@ fill_cpu(const struct pinning *p, NRI(LinuxResources) *res,
 	*cpus = *mems = NULL;
 	/* An empty cpuset would mean "leave alone": never send one. */
 	if (p->pin_cpus && !cpuset_empty(&p->cpus)) {
-		cpu->cpus = set_text(&p->cpus, us, cpus);
+		cpu->cpus = set_text(&p->cpus, NULL, cpus);
 		set = 1;
 	}
 	if (p->pin_mems && !cpuset_empty(&p->mems)) {
-		cpu->mems = set_text(&p->mems, us, mems);
+		cpu->mems = set_text(&p->mems, NULL, mems);
 		set = 1;
 	}
 	if (p->shares > 0) {
@@ -365,15 +366,17 @@ fill_cpu(const struct pinning *p, NRI(LinuxResources) *res,
 	return (set);
 }
 
+/*
+ * One update as the list keeps it: its id and what its cpu message says.
+ * The message itself (five nested protobuf-c structs, some 400 bytes) is
+ * made on the stack only while it is sized or packed (nri_updates_view),
+ * so a list of a thousand updates is 32 KB, not 400.
+ */
 struct nri_upd {
-	NRI(ContainerUpdate)		 u;
-	NRI(LinuxContainerUpdate)	 lu;
-	NRI(LinuxResources)		 res;
-	NRI(LinuxCPU)			 cpu;
-	NRI(OptionalUInt64)		 shares;
-	char				*id;
-	char				*cpus;
-	char				*mems;
+	char		*id;
+	const char	*cpus;		/* a text of the list's, or NULL */
+	const char	*mems;		/* likewise */
+	uint64_t	 shares;	/* 0: not set */
 };
 
 void
@@ -385,35 +388,85 @@ nri_updates_init(struct nri_updates *us)
 void
 nri_updates_add(struct nri_updates *us, const struct pinning *p)
 {
+	struct nri_upd	*m;
+	char		*own;
+
+	if (p->id == NULL)
+		return;
+	if (us->n == us->cap) {
+		us->cap = us->cap ? 2 * us->cap : 16;
+		us->u = xreallocarray(us->u, us->cap, sizeof *us->u);
+	}
+	m = &us->u[us->n];
+	memset(m, 0, sizeof *m);
+	/* As fill_cpu: an empty set would mean "leave alone". */
+	if (p->pin_cpus && !cpuset_empty(&p->cpus))
+		m->cpus = set_text(&p->cpus, us, &own);
+	if (p->pin_mems && !cpuset_empty(&p->mems))
+		m->mems = set_text(&p->mems, us, &own);
+	if (p->shares > 0)
+		m->shares = (uint64_t)p->shares;
+	if (m->cpus == NULL && m->mems == NULL && m->shares == 0)
+		return;
+	m->id = xstrdup(p->id);
+	us->n++;
+}
+
+const NRI(ContainerUpdate) *
+nri_updates_view(const struct nri_updates *us, size_t i,
+    struct nri_upd_view *v)
+{
 	NRI(ContainerUpdate)		u0 =
 	    NRI__PKG__API__V1ALPHA1__CONTAINER_UPDATE__INIT;
 	NRI(LinuxContainerUpdate)	lu0 =
 	    NRI__PKG__API__V1ALPHA1__LINUX_CONTAINER_UPDATE__INIT;
-	struct nri_upd			*m;
+	NRI(LinuxResources)		res0 =
+	    NRI__PKG__API__V1ALPHA1__LINUX_RESOURCES__INIT;
+	NRI(LinuxCPU)			cpu0 =
+	    NRI__PKG__API__V1ALPHA1__LINUX_CPU__INIT;
+	NRI(OptionalUInt64)		sh0 =
+	    NRI__PKG__API__V1ALPHA1__OPTIONAL_UINT64__INIT;
+	const struct nri_upd		*m = &us->u[i];
 
-	if (p->id == NULL)
-		return;
-	m = xcalloc(1, sizeof *m);
-	if (!fill_cpu(p, &m->res, &m->cpu, &m->shares, &m->cpus, &m->mems,
-	    us)) {
-		free(m);
-		return;
+	v->u = u0;
+	v->lu = lu0;
+	v->res = res0;
+	v->cpu = cpu0;
+	v->shares = sh0;
+	v->u.container_id = m->id;
+	v->u.linux = &v->lu;
+	v->lu.resources = &v->res;
+	v->res.cpu = &v->cpu;
+	v->cpu.cpus = (char *)m->cpus;
+	v->cpu.mems = (char *)m->mems;
+	if (m->shares > 0) {
+		v->shares.value = m->shares;
+		v->cpu.shares = &v->shares;
 	}
-	m->u = u0;
-	m->lu = lu0;
-	m->id = xstrdup(p->id);
-	m->u.container_id = m->id;
-	m->u.linux = &m->lu;
-	m->lu.resources = &m->res;
+	return (&v->u);
+}
 
-	if (us->n == us->cap) {
-		us->cap = us->cap ? 2 * us->cap : 16;
-		us->v = xreallocarray(us->v, us->cap, sizeof *us->v);
-		us->mem = xreallocarray(us->mem, us->cap, sizeof *us->mem);
-	}
-	us->v[us->n] = &m->u;
-	us->mem[us->n] = m;
-	us->n++;
+const char *
+nri_updates_id(const struct nri_updates *us, size_t i)
+{
+	return (us->u[i].id);
+}
+
+size_t
+nri_updates_size(const struct nri_updates *us, size_t i)
+{
+	struct nri_upd_view	v;
+
+	return (nriupd_size(nri_updates_view(us, i, &v)));
+}
+
+uint8_t *
+nri_updates_put(const struct nri_updates *us, size_t i, int field,
+    uint8_t *p)
+{
+	struct nri_upd_view	v;
+
+	return (nriupd_put(nri_updates_view(us, i, &v), field, p));
 }
 
 void
@@ -421,14 +474,9 @@ nri_updates_clear(struct nri_updates *us)
 {
 	size_t	i;
 
-	for (i = 0; i < us->n; i++) {
-		free(us->mem[i]->id);
-		free(us->mem[i]->cpus);
-		free(us->mem[i]->mems);
-		free(us->mem[i]);
-	}
-	free(us->mem);
-	free(us->v);
+	for (i = 0; i < us->n; i++)
+		free(us->u[i].id);
+	free(us->u);
 	for (i = 0; i < us->ntexts; i++)
 		free(us->texts[i]);
 	free(us->texts);
@@ -447,8 +495,7 @@ nri_adjust_init(struct nri_adjust *a, const struct pinning *p)
 
 	a->adj = adj0;
 	a->lin = lin0;
-	if (!fill_cpu(p, &a->res, &a->cpu, &a->shares, &a->cpus, &a->mems,
-	    NULL))
+	if (!fill_cpu(p, &a->res, &a->cpu, &a->shares, &a->cpus, &a->mems))
 		return (0);
 	a->adj.linux = &a->lin;
 	a->lin.resources = &a->res;

@@ -63,8 +63,7 @@ struct nri_upd;
 struct nri_updates {
 	size_t			  n;
 	size_t			  cap;
-	NRI(ContainerUpdate)	**v;
-	struct nri_upd		**mem;
+	struct nri_upd		 *u;
 	/* Every set's text, shared by the updates that send it: moved
 	 * shared containers of a few pools, interleaved by id, mostly send
 	 * the same few sets, so each is formatted once. */
@@ -77,9 +76,28 @@ struct nri_updates {
 };
 
 void		nri_updates_init(struct nri_updates *);
-/* Adds one update; a pinning that sets nothing is skipped. */
+/* Adds one update; a pinning that sets nothing is skipped. The list
+ * keeps what it needs of the pinning. */
 void		nri_updates_add(struct nri_updates *, const struct pinning *);
 void		nri_updates_clear(struct nri_updates *);
+/* Update i's container id. */
+const char	*nri_updates_id(const struct nri_updates *, size_t);
+/* Update i as a field of a message: its bytes (nriupd_size), and writing
+ * them at p as field (1 to 15; nriupd_put), which returns the end. */
+size_t		 nri_updates_size(const struct nri_updates *, size_t);
+uint8_t		*nri_updates_put(const struct nri_updates *, size_t,
+		    int field, uint8_t *p);
+/* Update i as a protobuf-c message in v's storage, valid while v and the
+ * list are. */
+struct nri_upd_view {
+	NRI(ContainerUpdate)		 u;
+	NRI(LinuxContainerUpdate)	 lu;
+	NRI(LinuxResources)		 res;
+	NRI(LinuxCPU)			 cpu;
+	NRI(OptionalUInt64)		 shares;
+};
+const NRI(ContainerUpdate) *nri_updates_view(const struct nri_updates *,
+		    size_t, struct nri_upd_view *);
 
 /* A ContainerAdjustment setting what a pinning says. */
 struct nri_adjust {

@@ -25,8 +25,9 @@ answer(const struct policy *P, const struct policy_effects *fx,
 	const struct pinning	*p;
 	struct nri_adjust	 adj;
 	struct nri_updates	 us;
+	struct nri_upd_view	 view;
 	uint8_t			*buf;
-	size_t			 n;
+	size_t			 n, k;
 	int			 i;
 
 	memset(&adj, 0, sizeof adj);
@@ -45,8 +46,38 @@ answer(const struct policy *P, const struct policy_effects *fx,
 	for (i = 0; i < fx->nupdates; i++)
 		if ((p = policy_pinning(P, fx->updates[i].id)) != NULL)
 			nri_updates_add(&us, p);
-	for (n = 0; n < us.n; n++)
-		(void)protobuf_c_message_get_packed_size(&us.v[n]->base);
+	/* Each update packed by hand is protobuf-c's bytes. */
+	for (k = 0; k < us.n; k++) {
+		const ProtobufCMessage	*m;
+		uint8_t			*want, *end;
+
+		m = &nri_updates_view(&us, k, &view)->base;
+		n = protobuf_c_message_get_packed_size(m);
+		if ((buf = malloc(n + 16)) == NULL ||
+		    (want = malloc(n + 16)) == NULL)
+			abort();
+		end = nri_updates_put(&us, k, 1, buf);
+		if ((size_t)(end - buf) != nri_updates_size(&us, k))
+			abort();
+		want[0] = 1 << 3 | 2;
+		/* the length, as a varint, then the body */
+		{
+			size_t	 v = n;
+			uint8_t	*q = want + 1;
+
+			while (v >= 0x80) {
+				*q++ = (uint8_t)(v | 0x80);
+				v >>= 7;
+			}
+			*q++ = (uint8_t)v;
+			if (protobuf_c_message_pack(m, q) != n ||
+			    (size_t)(q + n - want) != (size_t)(end - buf) ||
+			    memcmp(want, buf, (size_t)(end - buf)) != 0)
+				abort();
+		}
+		free(want);
+		free(buf);
+	}
 	nri_updates_clear(&us);
 }
 

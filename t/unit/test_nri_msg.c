@@ -48,6 +48,8 @@ Test(nri_msg, each_update_carries_its_own_sets)
 	NRI(UpdateContainersRequest)	 req =
 	    NRI__PKG__API__V1ALPHA1__UPDATE_CONTAINERS_REQUEST__INIT;
 	NRI(UpdateContainersRequest)	*back;
+	NRI(ContainerUpdate)		*v[NCTRS];
+	struct nri_upd_view		 views[NCTRS];
 	struct nri_updates		 us;
 	struct pinning			 p;
 	uint8_t				*buf;
@@ -62,8 +64,11 @@ Test(nri_msg, each_update_carries_its_own_sets)
 		pinning_done(&p);	/* the updates keep what they need */
 	}
 	cr_assert_eq(us.n, NCTRS);
+	for (i = 0; i < NCTRS; i++)
+		v[i] = (NRI(ContainerUpdate) *)nri_updates_view(&us, i,
+		    &views[i]);
 	req.n_update = us.n;
-	req.update = us.v;
+	req.update = v;
 	len = protobuf_c_message_get_packed_size(&req.base);
 	buf = xmalloc(len);
 	cr_assert_eq(protobuf_c_message_pack(&req.base, buf), len);
@@ -147,10 +152,12 @@ Test(nri_msg, hand_packed_updates_are_protobuf_c_bytes)
 	NRI(ContainerUpdate)	 bare =
 	    NRI__PKG__API__V1ALPHA1__CONTAINER_UPDATE__INIT;
 	NRI(ContainerUpdate)	*v[NCTRS + 1];
+	struct nri_upd_view	 views[NCTRS];
 	struct nri_updates	 us;
 	struct pinning		 p;
+	uint8_t			*want, *got, *q;
 	char			 big[8192];
-	size_t			 i, n;
+	size_t			 i, n, len;
 
 	nri_updates_init(&us);
 	for (i = 0; i < NCTRS; i++) {
@@ -166,22 +173,40 @@ Test(nri_msg, hand_packed_updates_are_protobuf_c_bytes)
 		nri_updates_add(&us, &p);
 		pinning_done(&p);
 	}
-	assert_same_bytes(us.v, us.n);
+	/* One sets nothing (51: no CPUs, no memory, no shares). */
+	cr_assert_eq(us.n, NCTRS - 1);
+	n = us.n;
+	for (i = 0; i < n; i++)
+		v[i] = (NRI(ContainerUpdate) *)nri_updates_view(&us, i,
+		    &views[i]);
+	assert_same_bytes(v, n);
+
+	/* The list packs the bytes of its views, as field 2 too. */
+	for (i = 0, len = 0; i < n; i++) {
+		cr_assert_eq(nri_updates_size(&us, i), nriupd_size(v[i]));
+		len += nri_updates_size(&us, i);
+	}
+	want = xmalloc(len);
+	got = xmalloc(len);
+	for (i = 0, q = want; i < n; i++)
+		q = nriupd_put(v[i], 2, q);
+	for (i = 0, q = got; i < n; i++)
+		q = nri_updates_put(&us, i, 2, q);
+	cr_assert_eq((size_t)(q - got), len);
+	cr_assert_eq(memcmp(got, want, len), 0);
+	free(want);
+	free(got);
 
 	/* Fields the encoder leaves to protobuf-c, and proto3 defaults. */
-	n = us.n;
-	memcpy(v, us.v, n * sizeof *v);
-	us.v[0]->ignore_failure = 1;
+	v[0]->ignore_failure = 1;
 	quota.value = 50000;
-	us.v[3]->linux->resources->cpu->quota = &quota;
-	us.v[4]->linux->resources->cpu->shares = &zero;
+	v[3]->linux->resources->cpu->quota = &quota;
+	v[4]->linux->resources->cpu->shares = &zero;
 	memset(big, 'x', sizeof big - 1);
 	big[sizeof big - 1] = '\0';
-	us.v[6]->container_id = big;
+	v[6]->container_id = big;
 	bare.container_id = (char *)"";
 	v[n++] = &bare;
 	assert_same_bytes(v, n);
-	us.v[3]->linux->resources->cpu->quota = NULL;
-	us.v[4]->linux->resources->cpu->shares = NULL;
 	nri_updates_clear(&us);
 }
