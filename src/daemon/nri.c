@@ -40,6 +40,7 @@
 #include "mux.h"
 #include "nri.h"
 #include "nri_msg.h"
+#include "pbarena.h"
 #include "pbcheck.h"
 #include "server.h"
 #include "strmap.h"
@@ -112,6 +113,7 @@ struct deferred {
 	struct conn			*c;
 	uint32_t			 stream;
 	NRI(CreateContainerRequest)	*req;
+	struct pbarena			*mem;	/* req's */
 	struct event			*timer;
 	struct timespec			 t0;
 	int				 nwaits;
@@ -140,6 +142,7 @@ struct conn {
 
 	/* A Synchronize split in parts, kept until the last one. */
 	NRI(SynchronizeRequest)	**parts;
+	struct pbarena		**parts_mem;	/* each part's */
 	int			 nparts;
 	size_t			 sync_pods;
 	size_t			 sync_ctrs;
@@ -184,11 +187,15 @@ struct call {
 	struct conn	*c;
 	uint32_t	 stream;
 	const char	*method;
+	/* The request's memory (pbarena.h): a handler that keeps the
+	 * request past its return (*msg = NULL) takes this too. */
+	struct pbarena	*mem;
 };
 
 static void	conn_fail(struct conn *, const char *, const char *, ...)
 		    __attribute__((__format__(__printf__, 3, 4)));
 static void	nri_connect(struct nri *);
+static void	sync_reset(struct conn *);
 
 static void
 set_error(struct nri *n, const char *msg)
@@ -385,8 +392,7 @@ deferred_free(struct deferred *d)
 		claimcheck_cancel(d->waits[i]);
 	if (d->timer != NULL)
 		event_free(d->timer);
-	if (d->req != NULL)
-		protobuf_c_message_free_unpacked(&d->req->base, NULL);
+	pbarena_free(d->mem);
 	TAILQ_REMOVE(&d->c->deferred, d, entry);
 	d->c->ndeferred--;
 	free(d);
@@ -396,7 +402,6 @@ static void
 conn_free(struct conn *c)
 {
 	struct pending	*p;
-	int		 i;
 
 	if (c == NULL)
 		return;
@@ -406,9 +411,7 @@ conn_free(struct conn *c)
 	}
 	while (TAILQ_FIRST(&c->deferred) != NULL)
 		deferred_free(TAILQ_FIRST(&c->deferred));
-	for (i = 0; i < c->nparts; i++)
-		protobuf_c_message_free_unpacked(&c->parts[i]->base, NULL);
-	free(c->parts);
+	sync_reset(c);
 	ttrpc_reader_free(c->rd_plugin);
 	ttrpc_reader_free(c->rd_runtime);
 	mux_free(c->mux);
@@ -743,7 +746,7 @@ update_answered(struct conn *c, struct pending *p, Ttrpc__Response *resp)
 	}
 	if (ttrpc_payload_unpack(
 	    &nri__pkg__api__v1alpha1__update_containers_response__descriptor,
-	    &resp->payload, &m, &cause) != 0) {
+	    &resp->payload, &m, NULL, &cause) != 0) {
 		conn_fail(c, "nri_protocol", "UpdateContainers answer: %s",
 		    cause);
 		free(cause);
@@ -974,9 +977,11 @@ sync_reset(struct conn *c)
 	int	i;
 
 	for (i = 0; i < c->nparts; i++)
-		protobuf_c_message_free_unpacked(&c->parts[i]->base, NULL);
+		pbarena_free(c->parts_mem[i]);
 	free(c->parts);
+	free(c->parts_mem);
 	c->parts = NULL;
+	c->parts_mem = NULL;
 	c->nparts = 0;
 	c->sync_pods = c->sync_ctrs = 0;
 }
@@ -1126,8 +1131,12 @@ h_synchronize(struct call *call, ProtobufCMessage **msg)
 	/* Kept whole until the last part: the specs point into it. */
 	c->parts = xreallocarray(c->parts, (size_t)c->nparts + 1,
 	    sizeof *c->parts);
+	c->parts_mem = xreallocarray(c->parts_mem, (size_t)c->nparts + 1,
+	    sizeof *c->parts_mem);
+	c->parts_mem[c->nparts] = call->mem;
 	c->parts[c->nparts++] = req;
 	*msg = NULL;
+	call->mem = NULL;
 	if (req->more) {
 		/* The runtime insists: more echoed, no updates. */
 		resp.more = 1;
@@ -1203,6 +1212,7 @@ deferred_answer(struct deferred *d)
 	call.c = d->c;
 	call.stream = d->stream;
 	call.method = "CreateContainer";
+	call.mem = NULL;
 	if (!d->c->dead) {
 		nri_spec_init(&ns, d->req->pod, d->req->container);
 		create_answer(&call, &ns.spec);
@@ -1278,6 +1288,8 @@ create_defer(struct call *call, NRI(CreateContainerRequest) *req,
 		return (0);
 	}
 	d->req = req;
+	d->mem = call->mem;
+	call->mem = NULL;
 	d->timer = evtimer_new(n->srv->base, deferred_timeout_cb, d);
 	tv.tv_sec = CLAIMCHECK_ANSWER_MS / 1000;
 	tv.tv_usec = (CLAIMCHECK_ANSWER_MS % 1000) * 1000;
@@ -1484,6 +1496,7 @@ handle_request(struct conn *c, uint32_t stream, const Ttrpc__Request *req)
 	call.c = c;
 	call.stream = stream;
 	call.method = req->method;
+	call.mem = NULL;
 	if (strcmp(req->service, NRI_SERVICE_PLUGIN) == 0) {
 		for (i = 0; i < sizeof methods / sizeof methods[0]; i++)
 			if (strcmp(req->method, methods[i].name) == 0) {
@@ -1511,14 +1524,15 @@ handle_request(struct conn *c, uint32_t stream, const Ttrpc__Request *req)
 		goto out;
 	}
 	if (rc != 0 ||
-	    ttrpc_payload_unpack(m->desc, &req->payload, &msg, &cause) != 0) {
+	    ttrpc_payload_unpack(m->desc, &req->payload, &msg, &call.mem,
+	    &cause) != 0) {
 		conn_fail(c, "nri_protocol", "%s: %s", m->name, cause);
 		free(cause);
 		return;
 	}
 	m->fn(&call, &msg);
-	if (msg != NULL)
-		protobuf_c_message_free_unpacked(msg, NULL);
+	/* The message with it, unless the handler kept both. */
+	pbarena_free(call.mem);
 out:
 	metrics_observe("nri_request", elapsed(&t0));
 }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pbarena.h"
 #include "pbcheck.h"
 #include "ttrpc.h"
 #include "xmalloc.h"
@@ -545,14 +546,28 @@ ttrpc_response_code(const Ttrpc__Response *resp)
 
 int
 ttrpc_payload_unpack(const ProtobufCMessageDescriptor *desc,
-    const ProtobufCBinaryData *payload, ProtobufCMessage **msg, char **cause)
+    const ProtobufCBinaryData *payload, ProtobufCMessage **msg,
+    struct pbarena **mem, char **cause)
 {
-	*msg = protobuf_c_message_unpack(desc, NULL, payload->len,
+	struct pbarena	*a = NULL;
+
+	if (mem != NULL) {
+		*mem = NULL;
+		/* Unpacked, a message takes about four times its bytes
+		 * (pbarena_new caps the first block). */
+		a = pbarena_new(payload->len < SIZE_MAX / 8 ?
+		    4 * payload->len + 256 : SIZE_MAX / 2);
+	}
+	*msg = protobuf_c_message_unpack(desc,
+	    a != NULL ? pbarena_allocator(a) : NULL, payload->len,
 	    payload->data);
 	if (*msg == NULL) {
+		pbarena_free(a);
 		if (cause != NULL)
 			xasprintf(cause, "payload is not a %s", desc->name);
 		return (-EBADMSG);
 	}
+	if (mem != NULL)
+		*mem = a;
 	return (0);
 }

@@ -14,6 +14,8 @@
 
 #include "ttrpc.pb-c.h"
 
+struct pbarena;
+
 #define TTRPC_HEADER_SIZE	10
 #define TTRPC_MAX_DATA		(4U << 20)	/* upstream messageLengthMax */
 /*
@@ -196,12 +198,14 @@ int	ttrpc_response_unpack(const struct ttrpc_frame *,
 int	ttrpc_response_code(const Ttrpc__Response *);
 
 /*
- * Decode a payload as a message of type desc. *msg is the caller's, freed
- * with protobuf_c_message_free_unpacked(*msg, NULL). -EBADMSG with *cause
- * when the bytes are not such a message.
+ * Decode a payload as a message of type desc. With mem, the message is
+ * made in an arena of its own (pbarena.h), *mem, and freed with
+ * pbarena_free(*mem); without, *msg is freed with
+ * protobuf_c_message_free_unpacked(*msg, NULL). -EBADMSG with *cause
+ * when the bytes are not such a message (nothing to free).
  */
 int	ttrpc_payload_unpack(const ProtobufCMessageDescriptor *desc,
 	    const ProtobufCBinaryData *payload, ProtobufCMessage **msg,
-	    char **cause);
+	    struct pbarena **mem, char **cause);
 
 #endif

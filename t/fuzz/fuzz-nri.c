@@ -11,8 +11,10 @@
 #include <string.h>
 
 #include "nri_msg.h"
+#include "pbarena.h"
 #include "pbcheck.h"
 #include "policy.h"
+#include "ttrpc.h"
 #include "fuzzlib.h"
 
 #define MAX_SYNC	256	/* containers one fuzz input may sync */
@@ -167,6 +169,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		&nri__pkg__api__v1alpha1__synchronize_request__descriptor
 	};
 	ProtobufCMessage	*msg;
+	ProtobufCBinaryData	 b;
+	struct pbarena		*mem;
 	struct policy		*P = NULL;
 	char			*cause = NULL;
 	int			 which;
@@ -178,9 +182,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		free(cause);
 		return (0);
 	}
-	msg = protobuf_c_message_unpack(desc[which], NULL, len - 1, data + 1);
-	if (msg == NULL)
+	/* In an arena of its own, as the daemon decodes a request. */
+	b.data = (uint8_t *)data + 1;
+	b.len = len - 1;
+	if (ttrpc_payload_unpack(desc[which], &b, &msg, &mem, &cause) != 0) {
+		free(cause);
 		return (0);
+	}
 	if (policy_new(fuzz_topology(), fuzz_config(), &P, &cause) != 0)
 		abort();
 	switch (which) {
@@ -205,6 +213,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	/* What the daemon saves after each event. */
 	free(policy_save_text(P, NULL));
 	policy_free(P);
-	protobuf_c_message_free_unpacked(msg, NULL);
+	pbarena_free(mem);
 	return (0);
 }

@@ -24,7 +24,7 @@ decode_payload(const ProtobufCBinaryData *payload)
 
 	if (ttrpc_payload_unpack(
 	    &nri__pkg__api__v1alpha1__update_containers_response__descriptor,
-	    payload, &msg, &cause) == 0)
+	    payload, &msg, NULL, &cause) == 0)
 		protobuf_c_message_free_unpacked(msg, NULL);
 	free(cause);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "nri.pb-c.h"
+#include "pbarena.h"
 #include "ttrpc.h"
 #include "xmalloc.h"
 
@@ -192,6 +193,7 @@ Test(ttrpc, create_container_round_trip)
 	NRI(OptionalInt64)		limit = NRI_INIT(OPTIONAL_INT64);
 	NRI(CreateContainerRequest)	req = NRI_INIT(CREATE_CONTAINER_REQUEST);
 	NRI(CreateContainerRequest)	*got;
+	struct pbarena			*arena;
 	char				*env[] = { "A=B", "CDI=1" };
 	struct seen			 s = { 0 };
 	const struct ttrpc_frame	*f;
@@ -244,8 +246,10 @@ Test(ttrpc, create_container_round_trip)
 	cr_assert_str_eq(treq->method, "CreateContainer");
 	cr_assert_eq(treq->timeout_nano, 2000000000LL);
 	cr_assert_eq(treq->n_metadata, 0);
+	/* In an arena, as the daemon decodes a request. */
 	cr_assert_eq(ttrpc_payload_unpack(&NRI_DESC(create_container_request),
-	    &treq->payload, &m, &cause), 0, "%s", cause);
+	    &treq->payload, &m, &arena, &cause), 0, "%s", cause);
+	cr_assert_not_null(arena);
 	got = (NRI(CreateContainerRequest) *)m;
 	cr_assert_str_eq(got->pod->uid, pod.uid);
 	cr_assert_str_eq(got->pod->namespace_, "default");
@@ -264,7 +268,7 @@ Test(ttrpc, create_container_round_trip)
 	    0);
 	cr_assert_null(got->container->linux->resources->cpu->shares);
 	cr_assert_null(got->container->linux->resources->memory->swap);
-	protobuf_c_message_free_unpacked(m, NULL);
+	pbarena_free(arena);
 	ttrpc_request_free(treq);
 	seen_clear(&s);
 }
@@ -328,7 +332,7 @@ Test(ttrpc, create_container_reply_field_path)
 	cr_assert_null(tresp->status, "an OK response carries no status");
 	cr_assert_eq(ttrpc_response_code(tresp), TTRPC_OK);
 	cr_assert_eq(ttrpc_payload_unpack(&NRI_DESC(create_container_response),
-	    &tresp->payload, &m, &cause), 0, "%s", cause);
+	    &tresp->payload, &m, NULL, &cause), 0, "%s", cause);
 	got = (NRI(CreateContainerResponse) *)m;
 	cr_assert_str_eq(got->adjust->linux->resources->cpu->cpus, "4-7");
 	cr_assert_str_eq(got->adjust->linux->resources->cpu->mems, "");
@@ -747,6 +751,7 @@ Test(ttrpc, bad_payloads)
 	Ttrpc__Request			*req;
 	ProtobufCMessage		*m;
 	ProtobufCBinaryData		 b;
+	struct pbarena			*arena;
 	uint8_t				*out;
 	size_t				 len;
 	char				*cause = NULL;
@@ -767,9 +772,15 @@ Test(ttrpc, bad_payloads)
 	b.data = (uint8_t *)cut;
 	b.len = sizeof cut;
 	cr_assert_eq(ttrpc_payload_unpack(&NRI_DESC(create_container_request),
-	    &b, &m, &cause), -EBADMSG);
+	    &b, &m, NULL, &cause), -EBADMSG);
 	cr_assert_not_null(strstr(cause,
 	    "nri.pkg.api.v1alpha1.CreateContainerRequest"), "%s", cause);
+	free(cause);
+	/* With an arena: none left to free. */
+	arena = (struct pbarena *)&b;
+	cr_assert_eq(ttrpc_payload_unpack(&NRI_DESC(create_container_request),
+	    &b, &m, &arena, &cause), -EBADMSG);
+	cr_assert_null(arena);
 	free(cause);
 
 	/* The framed form of the same, through the reader. */
@@ -980,6 +991,7 @@ fuzz_frame(const struct ttrpc_frame *f, void *arg)
 	    &NRI_DESC(configure_request)
 	};
 	struct fuzz		*fz = arg;
+	struct pbarena		*arena;
 	Ttrpc__Request		*req;
 	Ttrpc__Response		*resp;
 	ProtobufCMessage	*m;
@@ -1001,8 +1013,8 @@ fuzz_frame(const struct ttrpc_frame *f, void *arg)
 	if (rc == 0) {
 		for (i = 0; i < sizeof descs / sizeof descs[0]; i++) {
 			if (ttrpc_payload_unpack(descs[i], &req->payload, &m,
-			    &cause) == 0)
-				protobuf_c_message_free_unpacked(m, NULL);
+			    &arena, &cause) == 0)
+				pbarena_free(arena);
 			free(cause);
 			cause = NULL;
 		}

@@ -1,0 +1,29 @@
+/*
+ * Memory for decoded protobuf messages: protobuf-c allocates a message,
+ * each nested message, array and string with a malloc of its own, some
+ * thirty for one container of a Synchronize, each with the allocator's
+ * header and rounding. An arena hands them out of a few large blocks
+ * instead, and gives them all back at once: a message unpacked into it
+ * is freed with the arena, never with protobuf_c_message_free_unpacked.
+ */
+#ifndef TOPOAWARE_PBARENA_H
+#define TOPOAWARE_PBARENA_H
+
+#include <stddef.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+struct pbarena;
+
+/* An arena whose first block holds about hint bytes (a decoder's guess
+ * from the wire size; the pages of a block are touched as they are used). */
+struct pbarena	*pbarena_new(size_t hint);
+void		 pbarena_free(struct pbarena *);
+/* The allocator to give protobuf-c: its free does nothing. */
+ProtobufCAllocator *pbarena_allocator(struct pbarena *);
+/* Bytes handed out, bytes of the blocks, and how many blocks: for tests. */
+size_t		 pbarena_used(const struct pbarena *);
+size_t		 pbarena_size(const struct pbarena *);
+int		 pbarena_blocks(const struct pbarena *);
+
+#endif
