@@ -1013,7 +1013,8 @@ sync_finish(struct call *call)
 	    NRI__PKG__API__V1ALPHA1__SYNCHRONIZE_RESPONSE__INIT;
 	NRI(PodSandbox)			**pods;
 	NRI(Container)			**ctrs, *ct;
-	struct nri_spec			*specs;
+	struct nri_spec			 one;
+	struct nri_spec_arrays		*own;
 	struct container_spec		*cs;
 	struct policy_effects		 fx;
 	struct acc			 a;
@@ -1025,7 +1026,9 @@ sync_finish(struct call *call)
 
 	pods = xcalloc(c->sync_pods + 1, sizeof *pods);
 	ctrs = xcalloc(c->sync_ctrs + 1, sizeof *ctrs);
-	specs = xcalloc(c->sync_ctrs + 1, sizeof *specs);
+	/* The specs side by side, as server_sync takes them; the arrays
+	 * each owns beside them. */
+	own = xcalloc(c->sync_ctrs + 1, sizeof *own);
 	cs = xcalloc(c->sync_ctrs + 1, sizeof *cs);
 	for (i = 0; i < (size_t)c->nparts; i++)
 		for (j = 0; j < c->parts[i]->n_pods; j++)
@@ -1047,9 +1050,10 @@ sync_finish(struct call *call)
 				continue;
 			}
 			strmap_put(seen, ct->id, ct);
-			nri_spec_init(&specs[k],
+			nri_spec_init(&one,
 			    pod_find(pods, np, ct->pod_sandbox_id), ct);
-			cs[k] = specs[k].spec;
+			cs[k] = one.spec;
+			own[k] = one.own;
 			ctrs[k] = ct;
 			k++;
 		}
@@ -1100,8 +1104,8 @@ out:
 	acc_clear(&a);
 	policy_effects_clear(&fx);
 	for (i = 0; i < k; i++)
-		nri_spec_clear(&specs[i]);
-	free(specs);
+		nri_spec_arrays_clear(&own[i]);
+	free(own);
 	free(cs);
 	free(ctrs);
 	free(pods);

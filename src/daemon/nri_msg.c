@@ -73,12 +73,12 @@ nri_spec_init(struct nri_spec *ns, const NRI(PodSandbox) *pod,
 			s->pod_uid = nonempty(pod->uid);
 		/* What affinities match, as the Go policy takes them. */
 		s->pod_name = nonempty(pod->name);
-		MAP_KV(ns->pod_labels, s->npod_labels, pod->labels,
+		MAP_KV(ns->own.pod_labels, s->npod_labels, pod->labels,
 		    pod->n_labels);
-		s->pod_labels = ns->pod_labels;
+		s->pod_labels = ns->own.pod_labels;
 	}
-	MAP_KV(ns->labels, s->nlabels, c->labels, c->n_labels);
-	s->labels = ns->labels;
+	MAP_KV(ns->own.labels, s->nlabels, c->labels, c->n_labels);
+	s->labels = ns->own.labels;
 	s->qos = nri_msg_qos(pod, c, nri_msg_resources(c));
 	nri_msg_cpu(nri_msg_resources(c), s->qos, &s->cpu_request,
 	    &s->cpu_limit);
@@ -96,42 +96,49 @@ nri_spec_init(struct nri_spec *ns, const NRI(PodSandbox) *pod,
 
 	/* The Go policy reads its annotations from the pod. */
 	if (pod != NULL) {
-		MAP_KV(ns->ann, s->nannotations, pod->annotations,
+		MAP_KV(ns->own.ann, s->nannotations, pod->annotations,
 		    pod->n_annotations);
-		s->annotations = ns->ann;
+		s->annotations = ns->own.ann;
 	}
 	if (c->n_env > 0) {
-		ns->env = xcalloc(c->n_env, sizeof *ns->env);
+		ns->own.env = xcalloc(c->n_env, sizeof *ns->own.env);
 		for (i = 0, k = 0; i < c->n_env; i++) {
 			if (c->env[i] == NULL || *c->env[i] == '\0')
 				continue;
 			if ((eq = strchr(c->env[i], '=')) == NULL) {
-				ns->env[k].key = xstrdup(c->env[i]);
-				ns->env[k].value = (char *)"";
+				ns->own.env[k].key = xstrdup(c->env[i]);
+				ns->own.env[k].value = (char *)"";
 			} else {
-				ns->env[k].key = xstrndup(c->env[i],
+				ns->own.env[k].key = xstrndup(c->env[i],
 				    (size_t)(eq - c->env[i]));
-				ns->env[k].value = (char *)eq + 1;
+				ns->own.env[k].value = (char *)eq + 1;
 			}
 			k++;
 		}
-		ns->nenv = k;
-		s->env = ns->env;
+		ns->own.nenv = k;
+		s->env = ns->own.env;
 		s->nenv = k;
 	}
 }
 
 void
-nri_spec_clear(struct nri_spec *ns)
+nri_spec_arrays_clear(struct nri_spec_arrays *a)
 {
 	int	i;
 
-	for (i = 0; i < ns->nenv; i++)
-		free(ns->env[i].key);
-	free(ns->env);
-	free(ns->ann);
-	free(ns->labels);
-	free(ns->pod_labels);
+	for (i = 0; i < a->nenv; i++)
+		free(a->env[i].key);
+	free(a->env);
+	free(a->ann);
+	free(a->labels);
+	free(a->pod_labels);
+	memset(a, 0, sizeof *a);
+}
+
+void
+nri_spec_clear(struct nri_spec *ns)
+{
+	nri_spec_arrays_clear(&ns->own);
 	memset(ns, 0, sizeof *ns);
 }
 

@@ -18,19 +18,25 @@
  * A container as the policy sees it. spec points into the messages it was
  * made from (they must outlive it) and into arrays owned here.
  */
-struct nri_spec {
-	struct container_spec	 spec;
+struct nri_spec_arrays {
 	struct policy_kv	*ann;
 	struct policy_kv	*env;
 	int			 nenv;
 	struct policy_kv	*labels;	/* the container's */
 	struct policy_kv	*pod_labels;
 };
+struct nri_spec {
+	struct container_spec	 spec;
+	struct nri_spec_arrays	 own;
+};
 
 /* pod may be NULL (the container is then described by itself). */
 void		nri_spec_init(struct nri_spec *, const NRI(PodSandbox) *,
 		    const NRI(Container) *);
 void		nri_spec_clear(struct nri_spec *);
+/* The arrays alone, for a caller that keeps many specs in an array of
+ * container_spec (a Synchronize) and their arrays beside them. */
+void		nri_spec_arrays_clear(struct nri_spec_arrays *);
 
 /*
  * The pod's QoS class as the kubelet chose it, read from the cgroup parent

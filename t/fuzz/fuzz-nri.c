@@ -121,7 +121,8 @@ update(struct policy *P, const NRI(UpdateContainerRequest) *req)
 static void
 do_sync(struct policy *P, const NRI(SynchronizeRequest) *req)
 {
-	struct nri_spec		*specs;
+	struct nri_spec		 one;
+	struct nri_spec_arrays	*own;
 	struct container_spec	*cs;
 	struct policy_effects	 fx;
 	const NRI(PodSandbox)	*pod;
@@ -132,9 +133,9 @@ do_sync(struct policy *P, const NRI(SynchronizeRequest) *req)
 
 	if (req->n_containers > MAX_SYNC)
 		return;
-	specs = calloc(req->n_containers + 1, sizeof *specs);
+	own = calloc(req->n_containers + 1, sizeof *own);
 	cs = calloc(req->n_containers + 1, sizeof *cs);
-	if (specs == NULL || cs == NULL)
+	if (own == NULL || cs == NULL)
 		abort();
 	for (i = 0; i < req->n_containers; i++) {
 		ct = req->containers[i];
@@ -145,8 +146,9 @@ do_sync(struct policy *P, const NRI(SynchronizeRequest) *req)
 			if (req->pods[j] != NULL &&
 			    strcmp(req->pods[j]->id, ct->pod_sandbox_id) == 0)
 				pod = req->pods[j];
-		nri_spec_init(&specs[k], pod, ct);
-		cs[k] = specs[k].spec;
+		nri_spec_init(&one, pod, ct);
+		cs[k] = one.spec;
+		own[k] = one.own;
 		k++;
 	}
 	policy_effects_init(&fx);
@@ -155,8 +157,8 @@ do_sync(struct policy *P, const NRI(SynchronizeRequest) *req)
 	free(cause);
 	policy_effects_clear(&fx);
 	while (k-- > 0)
-		nri_spec_clear(&specs[k]);
-	free(specs);
+		nri_spec_arrays_clear(&own[k]);
+	free(own);
 	free(cs);
 }
 
