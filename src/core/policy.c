@@ -1770,16 +1770,22 @@ policy_carry_claims(struct policy *N, const struct policy *P, char **cause)
 	return (rc);
 }
 
-/* N, built from P, becomes P's state; the old state is kept for an undo. */
+/*
+ * N, built from P, becomes P's state; the old state is kept for an undo.
+ * N's pinnings are made before it is swapped in, while it has no undo
+ * log: an undo puts the old state back whole, so what each container
+ * had applied in N (a thousand entries for a first Synchronize) would
+ * be saved for nothing.
+ */
 static void
 commit_swap(struct policy *P, struct policy *N, struct policy_effects *fx)
 {
 	struct undoctx	u;
 
 	undo_begin(P, fx, &u);
+	policy_refresh(N, NULL, 1, fx);
 	policy_swap(P, N);
 	undo_swapped(P, N);
-	policy_refresh(P, NULL, 1, fx);
 	fx->save = 1;
 	undo_end(P, &u);
 }
