@@ -288,10 +288,11 @@ char	*policy_snapshot_text(const struct policy *, unsigned long long seq,
  * The journal record of the operation whose effects are fx, which must be
  * the last one made: {"event":E,"set":{...},"del":[...]} with the grants
  * it changed (as in the state document), or {"event":E,"grants":{...}}
- * when it replaced the whole state. event is JSON text or NULL.
+ * when it replaced the whole state. event is JSON text (malloc'd, taken:
+ * the record is written in its buffer) or NULL.
  */
 char	*policy_record_text(const struct policy *,
-	    const struct policy_effects *, const char *event, size_t *len);
+	    const struct policy_effects *, char *event, size_t *len);
 /* Whether the operation whose effects are fx replaced the whole state (a
  * sync, a reconfiguration): its record then holds every grant. */
 int	policy_effects_whole(const struct policy_effects *);

@@ -445,21 +445,26 @@ policy_snapshot_text(const struct policy *P, unsigned long long seq,
  */
 char *
 policy_record_text(const struct policy *P, const struct policy_effects *fx,
-    const char *event, size_t *len)
+    char *event, size_t *len)
 {
 	struct policy_change	*ch;
 	struct textbuf		 b;
+	size_t			 more;
 	int			 i, n, first, any;
 
 	n = policy_changes(P, fx, &ch);
-	tb_init(&b, 512 + (event != NULL ? strlen(event) : 0) +
-	    (n < 0 ? 256 * (strmap_count(P->ctrs) + strmap_count(P->claims)) :
-	    512 * (size_t)n));
-	tb_lit(&b, "{\"event\":");
-	if (event != NULL)
-		tb_add(&b, event, strlen(event));
-	else
-		tb_lit(&b, "null");
+	more = 512 + (n < 0 ?
+	    256 * (strmap_count(P->ctrs) + strmap_count(P->claims)) :
+	    512 * (size_t)n);
+	if (event != NULL) {
+		/* Written after the event, in its buffer: no copy of it. */
+		tb_adopt(&b, event);
+		tb_reserve(&b, more);
+		tb_prepend(&b, "{\"event\":", sizeof "{\"event\":" - 1);
+	} else {
+		tb_init(&b, more);
+		tb_lit(&b, "{\"event\":null");
+	}
 	if (n < 0) {
 		tb_lit(&b, ",\"grants\":");
 		tb_grants(&b, P);

@@ -23,6 +23,23 @@ tb_grow(struct textbuf *b, size_t n)
 }
 
 void
+tb_adopt(struct textbuf *b, char *s)
+{
+	b->p = s;
+	b->len = strlen(s);
+	b->size = b->len + 1;
+}
+
+void
+tb_prepend(struct textbuf *b, const char *s, size_t n)
+{
+	tb_reserve(b, n);
+	memmove(b->p + n, b->p, b->len);
+	memcpy(b->p, s, n);
+	b->len += n;
+}
+
+void
 tb_int(struct textbuf *b, long long v)
 {
 	char			 digits[24], *d = digits + sizeof digits;

@@ -24,6 +24,11 @@ void	 tb_init(struct textbuf *, size_t size);
 char	*tb_finish(struct textbuf *, size_t *len);
 /* Room for n more bytes (the slow part of tb_reserve). */
 void	 tb_grow(struct textbuf *, size_t n);
+/* A buffer that is a malloc'd string s, which it takes, to write after;
+ * and n bytes put before what the buffer holds: a text of hundreds of KB
+ * made elsewhere (a Synchronize's event) grows where it is. */
+void	 tb_adopt(struct textbuf *, char *s);
+void	 tb_prepend(struct textbuf *, const char *, size_t n);
 
 /* Inline: a document of thousands of containers adds millions of bits. */
 static inline void

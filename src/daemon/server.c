@@ -911,7 +911,9 @@ commit(struct server *srv, struct policy_effects *fx, const char *what,
 		log_info("the state is saved again");
 	}
 	if (rc == 0 && fx->save) {
+		/* The record is written in the event's buffer. */
 		rec = policy_record_text(srv->policy, fx, event, &len);
+		event = NULL;
 		rc = journal_append_record(srv->journal, rec, len,
 		    policy_effects_whole(fx), &why);
 	}

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "textbuf.h"
+#include "xmalloc.h"
 
 Test(textbuf, integers_as_printf_writes_them)
 {
@@ -62,4 +63,29 @@ Test(textbuf, strings_read_back_as_written)
 	text = tb_finish(&b, NULL);
 	cr_assert_str_eq(text, "\"a\xef\xbf\xbd" "b\xef\xbf\xbd(\"");
 	free(text);
+}
+
+/* A string taken as the buffer grows where it is, at both ends. */
+Test(textbuf, an_adopted_string_grows_at_both_ends)
+{
+	struct textbuf	 b;
+	char		*s, *out;
+	size_t		 len, i;
+
+	s = xstrdup("\"op\":1");
+	tb_adopt(&b, s);
+	cr_assert_eq(b.len, 6);
+	tb_prepend(&b, "{\"e\":{", 6);
+	/* Past the first doubling, and again at the front. */
+	for (i = 0; i < 200; i++)
+		tb_lit(&b, ",\"k\":2");
+	tb_lit(&b, "}}");
+	tb_prepend(&b, "[", 1);
+	tb_lit(&b, "]");
+	out = tb_finish(&b, &len);
+	cr_assert_eq(len, 1 + 6 + 6 + 200 * 6 + 2 + 1);
+	cr_assert_eq(strncmp(out, "[{\"e\":{\"op\":1,\"k\":2,\"k\":2", 25), 0,
+	    "%.40s", out);
+	cr_assert_str_eq(out + len - 9, ",\"k\":2}}]");
+	free(out);
 }
