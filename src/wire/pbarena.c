@@ -2,8 +2,13 @@
  * pbarena.c: a bump allocator in blocks. Each allocation is aligned to 8
  * bytes, which every protobuf-c field type needs at most (pointers,
  * 64-bit integers, doubles). A request that does not fit the last block
- * starts a new one, twice the size of the last or the request's, so a
- * guess too small costs a few blocks, not one per allocation.
+ * starts a new one, twice the size of the last (up to PBARENA_BLOCK_MAX)
+ * or the request's, so a guess too small costs a few blocks, not one per
+ * allocation.
+ *
+ * Blocks stay under glibc's mmap threshold (128 KiB): from the heap they
+ * reuse memory that is free there (a start-up's, a last request's), where
+ * a block of megabytes would be mapped afresh, every page a new fault.
  */
 #include "autoconf.h"
 
@@ -15,9 +20,8 @@
 
 #define ALIGN		8
 #define MIN_BLOCK	1024
-/* A block's room is capped by what one message may take; a larger
- * single request gets a block of its own size. */
-#define MAX_BLOCK	(16u << 20)
+/* A larger single request gets a block of its own size. */
+#define MAX_BLOCK	PBARENA_BLOCK_MAX
 
 struct block {
 	struct block	*next;

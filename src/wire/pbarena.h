@@ -15,8 +15,11 @@
 
 struct pbarena;
 
+/* The most a block holds, unless one allocation needs more. */
+#define PBARENA_BLOCK_MAX	(64u << 10)
+
 /* An arena whose first block holds about hint bytes (a decoder's guess
- * from the wire size; the pages of a block are touched as they are used). */
+ * from the wire size), at most PBARENA_BLOCK_MAX. */
 struct pbarena	*pbarena_new(size_t hint);
 void		 pbarena_free(struct pbarena *);
 /* The allocator to give protobuf-c: its free does nothing. */
