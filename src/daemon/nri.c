@@ -64,6 +64,9 @@
 #define NRI_READ_MAX		(256 * 1024)	/* bytes read per wakeup */
 #define NRI_MAX_DEFERRED	64	/* creates waiting for claim reads */
 
+/* A frame this long is queued for writing where it is, not copied. */
+#define NRI_SEND_BY_REFERENCE	(64 * 1024)
+
 #define NRI_SERVICE_PLUGIN	"nri.pkg.api.v1alpha1.Plugin"
 #define NRI_SERVICE_RUNTIME	"nri.pkg.api.v1alpha1.Runtime"
 
@@ -504,10 +507,30 @@ retry_cb(evutil_socket_t fd, short what, void *arg)
  * trunk frames' headers and slices of it go to the output as they are
  * (an update message is tens of KB; one more copy and its free cost a
  * share of a claim's prepare). */
+/* A frame queued by reference, in slices: freed after the last one. */
+struct frame_ref {
+	uint8_t	*frame;
+	int	 refs;
+};
+
+static void
+frame_sent(const void *data, size_t len, void *arg)
+{
+	struct frame_ref	*ref = arg;
+
+	(void)data;
+	(void)len;
+	if (--ref->refs == 0) {
+		free(ref->frame);
+		free(ref);
+	}
+}
+
 static void
 conn_send(struct conn *c, uint32_t id, uint8_t *frame, size_t len)
 {
 	struct mux_frames fr;
+	struct frame_ref *ref;
 	struct evbuffer	*out;
 	int		 i, rc;
 
@@ -522,11 +545,29 @@ conn_send(struct conn *c, uint32_t id, uint8_t *frame, size_t len)
 		return;
 	}
 	out = bufferevent_get_output(c->bev);
-	for (i = 0; i < fr.n && rc == 0; i++)
-		if (evbuffer_add(out, fr.hdr[i], MUX_HEADER_SIZE) != 0 ||
-		    evbuffer_add(out, fr.data[i], fr.len[i]) != 0)
-			rc = -1;
-	free(frame);
+	if (len >= NRI_SEND_BY_REFERENCE) {
+		/* Queued where it is: the frame goes when the last of its
+		 * slices has been written. */
+		ref = xmalloc(sizeof *ref);
+		ref->frame = frame;
+		ref->refs = 1;
+		for (i = 0; i < fr.n && rc == 0; i++) {
+			ref->refs++;
+			if (evbuffer_add(out, fr.hdr[i], MUX_HEADER_SIZE) != 0 ||
+			    evbuffer_add_reference(out, fr.data[i], fr.len[i],
+			    frame_sent, ref) != 0) {
+				ref->refs--;
+				rc = -1;
+			}
+		}
+		frame_sent(NULL, 0, ref);	/* ours */
+	} else {
+		for (i = 0; i < fr.n && rc == 0; i++)
+			if (evbuffer_add(out, fr.hdr[i], MUX_HEADER_SIZE) != 0 ||
+			    evbuffer_add(out, fr.data[i], fr.len[i]) != 0)
+				rc = -1;
+		free(frame);
+	}
 	if (rc != 0) {
 		/* Part of a message may be queued: the trunk is lost. */
 		conn_fail(c, NULL, "cannot queue %zu bytes", len);
@@ -602,44 +643,34 @@ pending_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	metrics_inc("errors", "kind", "nri_timeout");
 }
 
-/*
- * Sends a request of ours on connection 2 and remembers it: msg, or when
- * msg is NULL the payload already packed.
- */
+/* A stream id for a request of ours on connection 2, or 0 when none may
+ * be sent (the connection failed, or is failed here). */
+static int
+request_stream(struct conn *c, uint32_t *id)
+{
+	if (c->dead)
+		return (0);
+	if (c->npending >= NRI_MAX_PENDING) {
+		conn_fail(c, "nri_timeout", "the runtime leaves %d requests "
+		    "unanswered", c->npending);
+		return (0);
+	}
+	if (ttrpc_streams_next(&c->cli, id) != 0) {
+		conn_fail(c, "nri_protocol", "stream ids used up");
+		return (0);
+	}
+	return (1);
+}
+
+/* Sends the frame of our request on stream id (taking it) and remembers
+ * the request until its answer or its timeout. */
 static void
-send_request_of(struct conn *c, const char *method,
-    const ProtobufCMessage *msg, const uint8_t *payload, size_t plen,
+request_sent(struct conn *c, uint32_t id, uint8_t *f, size_t len,
     long long timeout_ms, enum pending_kind kind, int nupdates)
 {
 	struct pending	*p;
 	struct timeval	 tv;
-	uint32_t	 id;
-	uint8_t		*f;
-	size_t		 len;
-	int		 rc;
 
-	if (c->dead)
-		return;
-	if (c->npending >= NRI_MAX_PENDING) {
-		conn_fail(c, "nri_timeout", "the runtime leaves %d requests "
-		    "unanswered", c->npending);
-		return;
-	}
-	if (ttrpc_streams_next(&c->cli, &id) != 0) {
-		conn_fail(c, "nri_protocol", "stream ids used up");
-		return;
-	}
-	if (msg != NULL)
-		rc = ttrpc_request_pack(id, NRI_SERVICE_RUNTIME, method, msg,
-		    timeout_ms * 1000000LL, &f, &len);
-	else
-		rc = ttrpc_request_pack_bytes(id, NRI_SERVICE_RUNTIME, method,
-		    payload, plen, timeout_ms * 1000000LL, &f, &len);
-	if (rc != 0) {
-		conn_fail(c, "nri_protocol", "cannot build %s: %s", method,
-		    strerror(-rc));
-		return;
-	}
 	p = xcalloc(1, sizeof *p);
 	p->c = c;
 	p->stream = id;
@@ -661,12 +692,27 @@ send_request_of(struct conn *c, const char *method,
 	conn_send(c, MUX_RUNTIME_CONN, f, len);
 }
 
+/* Sends a request of ours on connection 2 and remembers it. */
 static void
 send_request(struct conn *c, const char *method, const ProtobufCMessage *msg,
     long long timeout_ms, enum pending_kind kind, int nupdates)
 {
-	send_request_of(c, method, msg, NULL, 0, timeout_ms, kind, nupdates);
+	uint32_t	 id;
+	uint8_t		*f;
+	size_t		 len;
+	int		 rc;
+
+	if (!request_stream(c, &id))
+		return;
+	if ((rc = ttrpc_request_pack(id, NRI_SERVICE_RUNTIME, method, msg,
+	    timeout_ms * 1000000LL, &f, &len)) != 0) {
+		conn_fail(c, "nri_protocol", "cannot build %s: %s", method,
+		    strerror(-rc));
+		return;
+	}
+	request_sent(c, id, f, len, timeout_ms, kind, nupdates);
 }
+
 
 static void
 send_register(struct conn *c)
@@ -689,8 +735,10 @@ flush_cb(evutil_socket_t fd, short what, void *arg)
 	struct nri			*n = arg;
 	struct conn			*c = n->c;
 	struct nri_updates		 us;
-	size_t				*sizes, off, k, i, used;
-	uint8_t				*payload, *p;
+	size_t				*sizes, off, k, i, used, flen;
+	uint8_t				*f, *p;
+	uint32_t			 id;
+	int				 rc;
 
 	if (c == NULL || c->dead) {
 		acc_reset(&n->queue);
@@ -712,14 +760,21 @@ flush_cb(evutil_socket_t fd, short what, void *arg)
 			k = 1;
 			used = sizes[off];
 		}
-		payload = p = xmalloc(used + 1);
+		/* Written once, in the request's frame. */
+		if (!request_stream(c, &id))
+			break;
+		if ((rc = ttrpc_request_frame(id, NRI_SERVICE_RUNTIME,
+		    "UpdateContainers", used, c->request_timeout_ms *
+		    1000000LL, &f, &flen, &p)) != 0) {
+			conn_fail(c, "nri_protocol", "cannot build "
+			    "UpdateContainers: %s", strerror(-rc));
+			break;
+		}
 		for (i = off; i < off + k; i++)
 			p = nri_updates_put(&us, i, 1, p);
 		log_debug("NRI: pushing updates of %zu containers", k);
-		send_request_of(c, "UpdateContainers", NULL, payload,
-		    (size_t)(p - payload), c->request_timeout_ms,
+		request_sent(c, id, f, flen, c->request_timeout_ms,
 		    PENDING_UPDATE, (int)k);
-		free(payload);
 	}
 	free(sizes);
 	nri_updates_clear(&us);
@@ -917,7 +972,7 @@ reply_updates(struct call *call, ProtobufCMessage *resp, size_t *n_update,
 	const ProtobufCFieldDescriptor	*fd;
 	struct nri_updates		 us;
 	size_t				*sizes, fixed, i, k = 0, used = 0;
-	uint8_t				*payload, *p, *f;
+	uint8_t				*p, *f;
 	size_t				 len;
 
 	*n_update = 0;
@@ -933,17 +988,16 @@ reply_updates(struct call *call, ProtobufCMessage *resp, size_t *n_update,
 	    resp->descriptor, "update");
 	if (fd == NULL || fd->id > 15)
 		k = used = 0;
-	payload = xmalloc(fixed + used + 1);
-	p = payload + protobuf_c_message_pack(resp, payload);
-	for (i = 0; i < k; i++)
-		p = nri_updates_put(&us, i, (int)fd->id, p);
-	if (ttrpc_response_pack_bytes(call->stream, payload,
-	    (size_t)(p - payload), &f, &len) == 0)
+	/* Written once, in the reply's frame. */
+	if (ttrpc_response_frame(call->stream, fixed + used, &f, &len,
+	    &p) == 0) {
+		p += protobuf_c_message_pack(resp, p);
+		for (i = 0; i < k; i++)
+			p = nri_updates_put(&us, i, (int)fd->id, p);
 		conn_send(call->c, MUX_PLUGIN_CONN, f, len);
-	else
+	} else
 		reply_error(call, TTRPC_RESOURCE_EXHAUSTED, "%s: the reply "
 		    "would be over %u bytes", call->method, TTRPC_MAX_DATA);
-	free(payload);
 	free(sizes);
 	if (k < us.n)
 		log_info("NRI: %zu updates do not fit the %s reply; they "

@@ -349,36 +349,129 @@ ttrpc_request_pack(uint32_t stream, const char *service, const char *method,
 	return (rc);
 }
 
+/* A varint of v at p (10 bytes at most); returns the end. */
+static uint8_t *
+varint_put(uint64_t v, uint8_t *p)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return (p);
+}
+
+static size_t
+varint_size(uint64_t v)
+{
+	size_t	n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return (n);
+}
+
+/*
+ * A frame of type around an envelope whose bytes field number field holds
+ * len bytes the caller writes at *at: before it the envelope's fields
+ * numbered below, head (packed, hlen bytes), after it those above, tail
+ * (tlen bytes). protobuf-c packs fields in their order and leaves an
+ * empty proto3 bytes field out, so the bytes are its.
+ */
+static int
+frame_around(uint32_t stream, uint8_t type, int field, const uint8_t *head,
+    size_t hlen, size_t len, const uint8_t *tail, size_t tlen, uint8_t **out,
+    size_t *outlen, uint8_t **at)
+{
+	size_t	 n;
+	uint8_t	*p;
+
+	if (len > TTRPC_MAX_DATA)
+		return (-EMSGSIZE);
+	n = hlen + (len > 0 ? 1 + varint_size(len) + len : 0) + tlen;
+	if (n > TTRPC_MAX_DATA)
+		return (-EMSGSIZE);
+	p = xmalloc(TTRPC_HEADER_SIZE + n + 1);
+	ttrpc_header_pack(p, (uint32_t)n, stream, type, 0);
+	*out = p;
+	*outlen = TTRPC_HEADER_SIZE + n;
+	p += TTRPC_HEADER_SIZE;
+	if (hlen > 0)
+		memcpy(p, head, hlen);
+	p += hlen;
+	if (len > 0) {
+		*p++ = (uint8_t)(field << 3 | 2);
+		p = varint_put(len, p);
+	}
+	*at = p;
+	if (tlen > 0)
+		memcpy(p + len, tail, tlen);
+	return (0);
+}
+
+int
+ttrpc_request_frame(uint32_t stream, const char *service, const char *method,
+    size_t len, int64_t timeout_nano, uint8_t **out, size_t *outlen,
+    uint8_t **at)
+{
+	Ttrpc__Request	 head = TTRPC__REQUEST__INIT;
+	Ttrpc__Request	 tail = TTRPC__REQUEST__INIT;
+	uint8_t		 tb[16], *hb;
+	size_t		 hlen, tlen;
+	int		 rc;
+
+	/* protobuf-c wants mutable pointers; it only reads them. */
+	head.service = (char *)service;
+	head.method = (char *)method;
+	tail.timeout_nano = timeout_nano;
+	if ((hlen = protobuf_c_message_get_packed_size(&head.base)) >
+	    TTRPC_MAX_DATA)
+		return (-EMSGSIZE);
+	tlen = protobuf_c_message_get_packed_size(&tail.base);
+	hb = xmalloc(hlen + 1);
+	(void)protobuf_c_message_pack(&head.base, hb);
+	(void)protobuf_c_message_pack(&tail.base, tb);
+	rc = frame_around(stream, TTRPC_REQUEST, 3, hb, hlen, len, tb, tlen,
+	    out, outlen, at);
+	free(hb);
+	return (rc);
+}
+
 int
 ttrpc_request_pack_bytes(uint32_t stream, const char *service,
     const char *method, const uint8_t *payload, size_t len,
     int64_t timeout_nano, uint8_t **out, size_t *outlen)
 {
-	Ttrpc__Request	req = TTRPC__REQUEST__INIT;
+	uint8_t	*at;
+	int	 rc;
 
-	if (len > TTRPC_MAX_DATA)
-		return (-EMSGSIZE);
-	/* protobuf-c wants mutable pointers; it only reads them. */
-	req.payload.data = (uint8_t *)payload;
-	req.payload.len = len;
-	req.service = (char *)service;
-	req.method = (char *)method;
-	req.timeout_nano = timeout_nano;
-	return (pack_envelope(stream, TTRPC_REQUEST, &req.base, out, outlen));
+	if ((rc = ttrpc_request_frame(stream, service, method, len,
+	    timeout_nano, out, outlen, &at)) == 0 && len > 0)
+		memcpy(at, payload, len);
+	return (rc);
+}
+
+int
+ttrpc_response_frame(uint32_t stream, size_t len, uint8_t **out,
+    size_t *outlen, uint8_t **at)
+{
+	return (frame_around(stream, TTRPC_RESPONSE, 2, NULL, 0, len, NULL, 0,
+	    out, outlen, at));
 }
 
 int
 ttrpc_response_pack_bytes(uint32_t stream, const uint8_t *payload,
     size_t len, uint8_t **out, size_t *outlen)
 {
-	Ttrpc__Response	resp = TTRPC__RESPONSE__INIT;
+	uint8_t	*at;
+	int	 rc;
 
-	if (len > TTRPC_MAX_DATA)
-		return (-EMSGSIZE);
-	resp.payload.data = (uint8_t *)payload;
-	resp.payload.len = len;
-	return (pack_envelope(stream, TTRPC_RESPONSE, &resp.base, out,
-	    outlen));
+	if ((rc = ttrpc_response_frame(stream, len, out, outlen, &at)) == 0 &&
+	    len > 0)
+		memcpy(at, payload, len);
+	return (rc);
 }
 
 int

@@ -172,6 +172,16 @@ int	ttrpc_request_pack(uint32_t stream, const char *service,
 int	ttrpc_request_pack_bytes(uint32_t stream, const char *service,
 	    const char *method, const uint8_t *payload, size_t len,
 	    int64_t timeout_nano, uint8_t **out, size_t *outlen);
+/*
+ * The same frames with the payload's room left for the caller: len bytes
+ * at *at, to be written before the frame goes (a reply of a thousand
+ * updates is written once, in its frame).
+ */
+int	ttrpc_request_frame(uint32_t stream, const char *service,
+	    const char *method, size_t len, int64_t timeout_nano,
+	    uint8_t **out, size_t *outlen, uint8_t **at);
+int	ttrpc_response_frame(uint32_t stream, size_t len, uint8_t **out,
+	    size_t *outlen, uint8_t **at);
 /* A Response whose payload is already packed (len bytes). */
 int	ttrpc_response_pack_bytes(uint32_t stream, const uint8_t *payload,
 	    size_t len, uint8_t **out, size_t *outlen);

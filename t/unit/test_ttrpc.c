@@ -1230,3 +1230,68 @@ Test(ttrpc, request_payload_in_place)
 	cr_assert_eq(ttrpc__request__unpack(NULL, f.len, f.data), NULL);
 	cr_assert_eq(ttrpc_request_unpack(&f, &req, NULL), -EBADMSG);
 }
+
+/* A frame of header and envelope as protobuf-c packs env whole. */
+static void
+assert_frame_is(const uint8_t *got, size_t glen, uint32_t stream,
+    uint8_t type, const ProtobufCMessage *env)
+{
+	size_t	 n = protobuf_c_message_get_packed_size(env);
+	uint8_t	*want = xmalloc(TTRPC_HEADER_SIZE + n + 1);
+
+	ttrpc_header_pack(want, (uint32_t)n, stream, type, 0);
+	cr_assert_eq(protobuf_c_message_pack(env, want + TTRPC_HEADER_SIZE),
+	    n);
+	cr_assert_eq(glen, TTRPC_HEADER_SIZE + n, "%zu bytes, not %zu", glen,
+	    TTRPC_HEADER_SIZE + n);
+	cr_assert_eq(memcmp(got, want, glen), 0, "the bytes differ");
+	free(want);
+}
+
+/*
+ * A frame whose payload is written in place, after the fact, is the
+ * frame protobuf-c packs with the payload given: payloads whose length
+ * takes one, two and three varint bytes, an empty one (left out), and
+ * the fields around it.
+ */
+Test(ttrpc, payload_written_in_its_frame)
+{
+	static const size_t	 lens[] = { 0, 1, 127, 128, 16383, 16384,
+	    300000 };
+	static const int64_t	 timeouts[] = { 0, 1, -1, 2000000000LL };
+	Ttrpc__Request		 req = TTRPC__REQUEST__INIT;
+	Ttrpc__Response		 resp = TTRPC__RESPONSE__INIT;
+	uint8_t			*payload, *f, *at;
+	size_t			 i, k, flen;
+
+	payload = xmalloc(300000);
+	for (i = 0; i < 300000; i++)
+		payload[i] = (uint8_t)(i * 7 + 3);
+	for (i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+		cr_assert_eq(ttrpc_response_frame(9, lens[i], &f, &flen, &at),
+		    0);
+		memcpy(at, payload, lens[i]);
+		resp.payload.data = payload;
+		resp.payload.len = lens[i];
+		assert_frame_is(f, flen, 9, TTRPC_RESPONSE, &resp.base);
+		free(f);
+		for (k = 0; k < sizeof timeouts / sizeof timeouts[0]; k++) {
+			req.service = (char *)(k == 2 ? "" :
+			    "nri.pkg.api.v1alpha1.Runtime");
+			req.method = (char *)"UpdateContainers";
+			req.timeout_nano = timeouts[k];
+			req.payload.data = payload;
+			req.payload.len = lens[i];
+			cr_assert_eq(ttrpc_request_frame(0x7fffffff,
+			    req.service, req.method, lens[i], timeouts[k], &f,
+			    &flen, &at), 0);
+			memcpy(at, payload, lens[i]);
+			assert_frame_is(f, flen, 0x7fffffff, TTRPC_REQUEST,
+			    &req.base);
+			free(f);
+		}
+	}
+	cr_assert_eq(ttrpc_response_frame(1, TTRPC_MAX_DATA + 1, &f, &flen,
+	    &at), -EMSGSIZE);
+	free(payload);
+}
