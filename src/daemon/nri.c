@@ -545,29 +545,30 @@ conn_send(struct conn *c, uint32_t id, uint8_t *frame, size_t len)
 		return;
 	}
 	out = bufferevent_get_output(c->bev);
+	/* A long frame is queued where it is, and goes when the last of its
+	 * slices has been written. */
+	ref = NULL;
 	if (len >= NRI_SEND_BY_REFERENCE) {
-		/* Queued where it is: the frame goes when the last of its
-		 * slices has been written. */
 		ref = xmalloc(sizeof *ref);
 		ref->frame = frame;
-		ref->refs = 1;
-		for (i = 0; i < fr.n && rc == 0; i++) {
-			ref->refs++;
-			if (evbuffer_add(out, fr.hdr[i], MUX_HEADER_SIZE) != 0 ||
-			    evbuffer_add_reference(out, fr.data[i], fr.len[i],
-			    frame_sent, ref) != 0) {
-				ref->refs--;
-				rc = -1;
-			}
-		}
-		frame_sent(NULL, 0, ref);	/* ours */
-	} else {
-		for (i = 0; i < fr.n && rc == 0; i++)
-			if (evbuffer_add(out, fr.hdr[i], MUX_HEADER_SIZE) != 0 ||
-			    evbuffer_add(out, fr.data[i], fr.len[i]) != 0)
-				rc = -1;
-		free(frame);
+		ref->refs = 1;		/* ours, until queued */
 	}
+	for (i = 0; i < fr.n && rc == 0; i++) {
+		if (evbuffer_add(out, fr.hdr[i], MUX_HEADER_SIZE) != 0)
+			rc = -1;
+		else if (ref == NULL)
+			rc = evbuffer_add(out, fr.data[i], fr.len[i]);
+		else {
+			ref->refs++;
+			if ((rc = evbuffer_add_reference(out, fr.data[i],
+			    fr.len[i], frame_sent, ref)) != 0)
+				ref->refs--;
+		}
+	}
+	if (ref != NULL)
+		frame_sent(NULL, 0, ref);
+	else
+		free(frame);
 	if (rc != 0) {
 		/* Part of a message may be queued: the trunk is lost. */
 		conn_fail(c, NULL, "cannot queue %zu bytes", len);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "nriupd.h"
+#include "pbcheck.h"
 
 #define NRI(x)	Nri__Pkg__Api__V1alpha1__##x
 
@@ -20,34 +21,11 @@
 #define VARINT		0
 #define LEN		2
 
-static size_t
-varint_size(uint64_t v)
-{
-	size_t	n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return (n);
-}
-
-static uint8_t *
-varint_put(uint64_t v, uint8_t *p)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return (p);
-}
-
 /* A length-delimited field of body bytes, whole. */
 static size_t
 field_size(size_t body)
 {
-	return (1 + varint_size(body) + body);
+	return (1 + pbwire_varint_size(body) + body);
 }
 
 static size_t
@@ -65,7 +43,7 @@ str_put(int field, const char *s, uint8_t *p)
 		return (p);
 	len = strlen(s);
 	*p++ = TAG(field, LEN);
-	p = varint_put(len, p);
+	p = pbwire_varint_put(len, p);
 	memcpy(p, s, len);
 	return (p + len);
 }
@@ -115,7 +93,8 @@ sizes_of(const NRI(ContainerUpdate) *u, struct sizes *z)
 	if (c != NULL) {
 		if (c->shares != NULL) {
 			if (c->shares->value != 0)
-				z->shares = 1 + varint_size(c->shares->value);
+				z->shares = 1 +
+				    pbwire_varint_size(c->shares->value);
 			z->cpu += field_size(z->shares);
 		}
 		z->cpu += str_size(c->cpus) + str_size(c->mems);
@@ -153,27 +132,27 @@ nriupd_put(const NRI(ContainerUpdate) *u, int field, uint8_t *p)
 	*p++ = TAG(field & 15, LEN);
 	if (!known(u)) {
 		n = protobuf_c_message_get_packed_size(&u->base);
-		p = varint_put(n, p);
+		p = pbwire_varint_put(n, p);
 		return (p + protobuf_c_message_pack(&u->base, p));
 	}
 	sizes_of(u, &z);
-	p = varint_put(z.upd, p);
+	p = pbwire_varint_put(z.upd, p);
 	p = str_put(1, u->container_id, p);
 	if (u->linux != NULL) {
 		*p++ = TAG(2, LEN);
-		p = varint_put(z.lin, p);
+		p = pbwire_varint_put(z.lin, p);
 		if ((r = u->linux->resources) != NULL) {
 			*p++ = TAG(1, LEN);
-			p = varint_put(z.res, p);
+			p = pbwire_varint_put(z.res, p);
 			if ((c = r->cpu) != NULL) {
 				*p++ = TAG(2, LEN);
-				p = varint_put(z.cpu, p);
+				p = pbwire_varint_put(z.cpu, p);
 				if (c->shares != NULL) {
 					*p++ = TAG(1, LEN);
-					p = varint_put(z.shares, p);
+					p = pbwire_varint_put(z.shares, p);
 					if (c->shares->value != 0) {
 						*p++ = TAG(1, VARINT);
-						p = varint_put(
+						p = pbwire_varint_put(
 						    c->shares->value, p);
 					}
 				}

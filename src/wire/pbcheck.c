@@ -174,3 +174,26 @@ pbcheck_strings(const ProtobufCMessageDescriptor *d, const uint8_t *buf,
 	free(where);
 	return (rc);
 }
+
+size_t
+pbwire_varint_size(uint64_t v)
+{
+	size_t	n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return (n);
+}
+
+uint8_t *
+pbwire_varint_put(uint64_t v, uint8_t *p)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return (p);
+}

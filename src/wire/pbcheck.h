@@ -45,5 +45,9 @@ int	pbcheck_strings(const ProtobufCMessageDescriptor *, const uint8_t *buf,
  */
 int	pbwire_next_field(const uint8_t *p, size_t len, size_t *off,
 	    uint32_t *num, unsigned *type, size_t *start, size_t *n);
+/* The bytes a varint of v takes (1 to 10), and writing it at p: returns
+ * the end. */
+size_t	 pbwire_varint_size(uint64_t v);
+uint8_t	*pbwire_varint_put(uint64_t v, uint8_t *p);
 
 #endif

@@ -349,30 +349,6 @@ ttrpc_request_pack(uint32_t stream, const char *service, const char *method,
 	return (rc);
 }
 
-/* A varint of v at p (10 bytes at most); returns the end. */
-static uint8_t *
-varint_put(uint64_t v, uint8_t *p)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return (p);
-}
-
-static size_t
-varint_size(uint64_t v)
-{
-	size_t	n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return (n);
-}
-
 /*
  * A frame of type around an envelope whose bytes field number field holds
  * len bytes the caller writes at *at: before it the envelope's fields
@@ -390,7 +366,7 @@ frame_around(uint32_t stream, uint8_t type, int field, const uint8_t *head,
 
 	if (len > TTRPC_MAX_DATA)
 		return (-EMSGSIZE);
-	n = hlen + (len > 0 ? 1 + varint_size(len) + len : 0) + tlen;
+	n = hlen + (len > 0 ? 1 + pbwire_varint_size(len) + len : 0) + tlen;
 	if (n > TTRPC_MAX_DATA)
 		return (-EMSGSIZE);
 	p = xmalloc(TTRPC_HEADER_SIZE + n + 1);
@@ -403,7 +379,7 @@ frame_around(uint32_t stream, uint8_t type, int field, const uint8_t *head,
 	p += hlen;
 	if (len > 0) {
 		*p++ = (uint8_t)(field << 3 | 2);
-		p = varint_put(len, p);
+		p = pbwire_varint_put(len, p);
 	}
 	*at = p;
 	if (tlen > 0)
