@@ -303,35 +303,90 @@ nri_msg_differs(const NRI(Container) *c, const struct pinning *p)
 	return (0);
 }
 
+/* One set the list formatted, in its table (open addressing). */
+struct nri_settext {
+	uint64_t	 hash;
+	struct cpuset	 set;
+	char		*text;		/* NULL: a free slot */
+};
+
+/* FNV-1a over the words up to the last one set: equal sets, however
+ * many words each holds, hash alike (as cpuset_equal compares them). */
+static uint64_t
+set_hash(const struct cpuset *s)
+{
+	uint64_t	h = 14695981039346656037ULL;
+	uint32_t	i, n = s->nwords;
+
+	while (n > 0 && s->w[n - 1] == 0)
+		n--;
+	for (i = 0; i < n; i++) {
+		h ^= s->w[i];
+		h *= 1099511628211ULL;
+		h ^= h >> 29;
+	}
+	return (h);
+}
+
+static struct nri_settext *
+set_slot(struct nri_settext *v, size_t cap, uint64_t h,
+    const struct cpuset *s)
+{
+	size_t	i;
+
+	for (i = h & (cap - 1); v[i].text != NULL; i = (i + 1) & (cap - 1))
+		if (v[i].hash == h && cpuset_equal(&v[i].set, s))
+			break;
+	return (&v[i]);
+}
+
+/* Twice the room, the sets moved to their new slots. */
+static void
+sets_grow(struct nri_updates *us)
+{
+	struct nri_settext	*v, *e;
+	size_t			 cap, i;
+
+	cap = us->capsets ? 2 * us->capsets : 16;
+	v = xcalloc(cap, sizeof *v);
+	for (i = 0; i < us->capsets; i++)
+		if (us->sets[i].text != NULL) {
+			e = set_slot(v, cap, us->sets[i].hash,
+			    &us->sets[i].set);
+			*e = us->sets[i];
+		}
+	free(us->sets);
+	us->sets = v;
+	us->capsets = cap;
+}
+
 /*
  * A set as text. Without us the text is the caller's (*own); with us it
- * is shared: one of the sets recently formatted, or a new one us keeps.
+ * is shared: each set is formatted once however many updates send it (the
+ * shared containers of a machine's pools, moved together, send a few
+ * dozen sets of kilobytes each).
  */
 static char *
 set_text(const struct cpuset *s, struct nri_updates *us, char **own)
 {
-	char	*text;
-	int	 i, slot;
+	struct nri_settext	*e;
+	uint64_t		 h;
 
 	*own = NULL;
 	if (us == NULL)
 		return (*own = cpuset_format(s));
-	for (i = 0; i < us->nrecent; i++)
-		if (cpuset_equal(&us->recent[i], s))
-			return ((char *)us->recent_text[i]);
-	text = cpuset_format(s);
-	/* ntexts doubles its room at each power of two. */
-	if (us->ntexts == 0 || (us->ntexts & (us->ntexts - 1)) == 0)
-		us->texts = xreallocarray(us->texts, us->ntexts ?
-		    2 * us->ntexts : 1, sizeof *us->texts);
-	us->texts[us->ntexts++] = text;
-	slot = us->next;
-	us->next = (us->next + 1) % NRI_RECENT_SETS;
-	if (us->nrecent < NRI_RECENT_SETS)
-		us->nrecent++;
-	cpuset_copy(&us->recent[slot], s);
-	us->recent_text[slot] = text;
-	return (text);
+	if (2 * (us->nsets + 1) > us->capsets)
+		sets_grow(us);
+	h = set_hash(s);
+	e = set_slot(us->sets, us->capsets, h, s);
+	if (e->text == NULL) {
+		e->hash = h;
+		cpuset_init(&e->set);
+		cpuset_copy(&e->set, s);
+		e->text = cpuset_format(s);
+		us->nsets++;
+	}
+	return (e->text);
 }
 
 /*
@@ -484,11 +539,12 @@ nri_updates_clear(struct nri_updates *us)
 	for (i = 0; i < us->n; i++)
 		free(us->u[i].id);
 	free(us->u);
-	for (i = 0; i < us->ntexts; i++)
-		free(us->texts[i]);
-	free(us->texts);
-	for (i = 0; i < NRI_RECENT_SETS; i++)
-		cpuset_clear(&us->recent[i]);
+	for (i = 0; i < us->capsets; i++)
+		if (us->sets[i].text != NULL) {
+			free(us->sets[i].text);
+			cpuset_clear(&us->sets[i].set);
+		}
+	free(us->sets);
 	memset(us, 0, sizeof *us);
 }
 

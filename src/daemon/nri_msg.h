@@ -65,20 +65,17 @@ int		nri_msg_differs(const NRI(Container) *, const struct pinning *);
 
 /* A list of ContainerUpdate messages built from pinnings. */
 struct nri_upd;
-#define NRI_RECENT_SETS	8
+struct nri_settext;
 struct nri_updates {
 	size_t			  n;
 	size_t			  cap;
 	struct nri_upd		 *u;
 	/* Every set's text, shared by the updates that send it: moved
-	 * shared containers of a few pools, interleaved by id, mostly send
-	 * the same few sets, so each is formatted once. */
-	char			**texts;
-	size_t			  ntexts;
-	struct cpuset		  recent[NRI_RECENT_SETS];
-	const char		 *recent_text[NRI_RECENT_SETS];
-	int			  nrecent;
-	int			  next;
+	 * shared containers of a few pools, interleaved by id, send the
+	 * same few sets, so each is formatted once (a table by content). */
+	struct nri_settext	 *sets;
+	size_t			  nsets;
+	size_t			  capsets;
 };
 
 void		nri_updates_init(struct nri_updates *);

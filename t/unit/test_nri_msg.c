@@ -16,7 +16,7 @@
 #include "nriupd.h"
 #include "xmalloc.h"
 
-#define NSETS	(3 * NRI_RECENT_SETS)	/* more sets than are remembered */
+#define NSETS	24	/* sets, interleaved: more than fit a small cache */
 #define NCTRS	(5 * NSETS)
 
 /* Set k: CPUs 2k and 2k+1, and the node k % 4 as memory. */
@@ -64,6 +64,8 @@ Test(nri_msg, each_update_carries_its_own_sets)
 		pinning_done(&p);	/* the updates keep what they need */
 	}
 	cr_assert_eq(us.n, NCTRS);
+	/* Each set formatted once: NSETS of CPUs, 4 of memory nodes. */
+	cr_assert_eq(us.nsets, NSETS + 4, "%zu sets", us.nsets);
 	for (i = 0; i < NCTRS; i++)
 		v[i] = (NRI(ContainerUpdate) *)nri_updates_view(&us, i,
 		    &views[i]);
@@ -210,3 +212,27 @@ Test(nri_msg, hand_packed_updates_are_protobuf_c_bytes)
 	assert_same_bytes(v, n);
 	nri_updates_clear(&us);
 }
+
+/* A set held in more words is the same set: formatted once. */
+Test(nri_msg, a_set_is_one_whatever_its_words)
+{
+	struct nri_updates	 us;
+	struct nri_upd_view	 a, b;
+	struct pinning		 p;
+
+	nri_updates_init(&us);
+	pinning_of(0, &p);
+	nri_updates_add(&us, &p);
+	pinning_done(&p);
+	pinning_of(0, &p);
+	cr_assert_eq(cpuset_add(&p.cpus, 4000), 0);
+	cpuset_del(&p.cpus, 4000);
+	nri_updates_add(&us, &p);
+	pinning_done(&p);
+	cr_assert_eq(us.n, 2);
+	cr_assert_eq(us.nsets, 2, "%zu sets", us.nsets);
+	cr_assert_eq(nri_updates_view(&us, 0, &a)->linux->resources->cpu->cpus,
+	    nri_updates_view(&us, 1, &b)->linux->resources->cpu->cpus);
+	nri_updates_clear(&us);
+}
+
