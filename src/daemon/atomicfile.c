@@ -117,25 +117,49 @@ debug_crash(const char *name)
 }
 #endif
 
-int
-atomicfile_fill(const char *path, const char *data, size_t len,
-    char **cause)
+/* atomicfile_fill, and atomicfile_new: the file made where there is
+ * none, no open tried first and no cut after (a new file ends where its
+ * data does). */
+static int
+fill(const char *path, const char *data, size_t len, int new, char **cause)
 {
-	int	fd, rc = 0;
+	int	fd = -1, rc = 0, made = 0;
 
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)) == -1 &&
-	    errno == ENOENT && (fd = open(path, O_WRONLY | O_CREAT | O_EXCL |
-	    O_CLOEXEC | O_NOFOLLOW, 0644)) != -1 && fchmod(fd, 0644) == -1)
-		rc = atomicfile_syserr(cause, "fchmod", path);
-	else if (fd == -1)
+	if (!new)
+		fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd == -1 && (new || errno == ENOENT)) {
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+		    O_NOFOLLOW, 0644);
+		made = fd != -1;
+		/* Made after all: as atomicfile_fill. */
+		if (fd == -1 && new && errno == EEXIST)
+			return (fill(path, data, len, 0, cause));
+	}
+	if (fd == -1)
 		return (atomicfile_syserr(cause, "open", path));
+	/* The mode, whatever the umask. */
+	if (made && fchmod(fd, 0644) == -1)
+		rc = atomicfile_syserr(cause, "fchmod", path);
 	else if (write_all(fd, data, len) == -1)
 		rc = atomicfile_syserr(cause, "write", path);
-	else if (ftruncate(fd, (off_t)len) == -1)
+	else if (!made && ftruncate(fd, (off_t)len) == -1)
 		rc = atomicfile_syserr(cause, "ftruncate", path);
 	if (close(fd) == -1 && rc == 0)
 		rc = atomicfile_syserr(cause, "close", path);
 	return (rc);
+}
+
+int
+atomicfile_fill(const char *path, const char *data, size_t len,
+    char **cause)
+{
+	return (fill(path, data, len, 0, cause));
+}
+
+int
+atomicfile_new(const char *path, const char *data, size_t len, char **cause)
+{
+	return (fill(path, data, len, 1, cause));
 }
 
 int

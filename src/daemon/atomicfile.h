@@ -28,6 +28,10 @@ int	atomicfile_replace(const char *dir, const char *name, const char *data,
  */
 int	atomicfile_fill(const char *path, const char *data, size_t len,
 	    char **cause);
+/* The same where the caller knows there is no file yet (its folder was
+ * just made): two system calls fewer. */
+int	atomicfile_new(const char *path, const char *data, size_t len,
+	    char **cause);
 /* fsync a folder after a rename or unlink in it (EINVAL is no error). */
 int	atomicfile_sync_dir(const char *dir, char **cause);
 

@@ -131,7 +131,8 @@ rf_replace_recycled(const char *idir, const char *data, size_t len,
 	xasprintf(&live, "%s/%s", idir, RESFILE_NAME);
 	xasprintf(&spare, "%s/%s", idir, RF_SPARE);
 	xasprintf(&old, "%s/%s", idir, RF_OLD);
-	if ((rc = atomicfile_fill(spare, data, len, cause)) != 0)
+	if ((rc = (fresh ? atomicfile_new : atomicfile_fill)(spare, data, len,
+	    cause)) != 0)
 		goto out;
 	/* A folder just made has no file to keep. */
 	if (fresh) {
@@ -220,7 +221,12 @@ rf_mkdirs(const char *dir, const char *sub, const char *name, char **cause)
 
 	xasprintf(&cdir, "%s/%s", dir, sub);
 	xasprintf(&idir, "%s/%s", cdir, name);
-	if (mkdir(cdir, 0700) == -1 && errno != EEXIST)
+	/* <dir>/<sub> is there but for the first. */
+	if (mkdir(idir, 0700) == 0 || errno == EEXIST)
+		rc = 0;
+	else if (errno != ENOENT)
+		rc = atomicfile_syserr(cause, "mkdir", idir);
+	else if (mkdir(cdir, 0700) == -1 && errno != EEXIST)
 		rc = atomicfile_syserr(cause, "mkdir", cdir);
 	else if (mkdir(idir, 0700) == -1 && errno != EEXIST)
 		rc = atomicfile_syserr(cause, "mkdir", idir);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "atomicfile.h"
 #include "resfile.h"
 #include "spares.h"
 #include "testlib.h"
@@ -521,3 +522,39 @@ Test(resfile, spares_recycle_folders)
 	free(cdir);
 	free(dir);
 }
+
+/*
+ * A file made new (its folder just made) has the mode 0644 whatever the
+ * umask, and its data; one there after all is written over and cut, as
+ * atomicfile_fill does.
+ */
+Test(resfile, a_new_file_made_or_filled)
+{
+	struct stat	 st;
+	char		*dir, *path, *got, *cause = NULL;
+	mode_t		 old;
+
+	dir = testlib_tmpdir();
+	path = testlib_join(dir, "f");
+	old = umask(077);
+	cr_assert_eq(atomicfile_new(path, "abcdef", 6, &cause), 0, "%s",
+	    cause ? cause : "");
+	umask(old);
+	cr_assert(stat(path, &st) == 0);
+	cr_assert_eq(st.st_mode & 07777, 0644, "mode %o", st.st_mode & 07777);
+	got = testlib_read(path, NULL);
+	cr_assert_str_eq(got, "abcdef");
+	free(got);
+	cr_assert_eq(atomicfile_new(path, "xy", 2, &cause), 0, "%s",
+	    cause ? cause : "");
+	got = testlib_read(path, NULL);
+	cr_assert_str_eq(got, "xy");
+	free(got);
+	cr_assert_eq(atomicfile_fill(path, "z", 1, &cause), 0);
+	got = testlib_read(path, NULL);
+	cr_assert_str_eq(got, "z");
+	free(got);
+	free(path);
+	free(dir);
+}
+
