@@ -503,10 +503,6 @@ retry_cb(evutil_socket_t fd, short what, void *arg)
 	nri_connect(arg);
 }
 
-/* Frames one ttrpc message for a logical connection and queues it: its
- * trunk frames' headers and slices of it go to the output as they are
- * (an update message is tens of KB; one more copy and its free cost a
- * share of a claim's prepare). */
 /* A frame queued by reference, in slices: freed after the last one. */
 struct frame_ref {
 	uint8_t	*frame;
@@ -526,6 +522,13 @@ frame_sent(const void *data, size_t len, void *arg)
 	}
 }
 
+/*
+ * Frames one ttrpc message for a logical connection and queues it, taking
+ * frame: its trunk frames' headers and slices of it go to the output as
+ * they are (an update message is tens of KB; one more copy and its free
+ * cost a share of a claim's prepare), and a long one's slices are not
+ * even copied into the output (a Synchronize reply of megabytes).
+ */
 static void
 conn_send(struct conn *c, uint32_t id, uint8_t *frame, size_t len)
 {
@@ -714,7 +717,6 @@ send_request(struct conn *c, const char *method, const ProtobufCMessage *msg,
 	request_sent(c, id, f, len, timeout_ms, kind, nupdates);
 }
 
-
 static void
 send_register(struct conn *c)
 {
@@ -737,7 +739,7 @@ flush_cb(evutil_socket_t fd, short what, void *arg)
 	struct conn			*c = n->c;
 	struct nri_updates		 us;
 	size_t				*sizes, off, k, i, used, flen;
-	uint8_t				*f, *p;
+	uint8_t				*f, *p, *end;
 	uint32_t			 id;
 	int				 rc;
 
@@ -771,8 +773,15 @@ flush_cb(evutil_socket_t fd, short what, void *arg)
 			    "UpdateContainers: %s", strerror(-rc));
 			break;
 		}
+		end = p + used;
 		for (i = off; i < off + k; i++)
 			p = nri_updates_put(&us, i, 1, p);
+		if (p != end) {
+			free(f);
+			conn_fail(c, "nri_protocol", "UpdateContainers: the "
+			    "updates took other than their size");
+			break;
+		}
 		log_debug("NRI: pushing updates of %zu containers", k);
 		request_sent(c, id, f, flen, c->request_timeout_ms,
 		    PENDING_UPDATE, (int)k);
@@ -973,7 +982,7 @@ reply_updates(struct call *call, ProtobufCMessage *resp, size_t *n_update,
 	const ProtobufCFieldDescriptor	*fd;
 	struct nri_updates		 us;
 	size_t				*sizes, fixed, i, k = 0, used = 0;
-	uint8_t				*p, *f;
+	uint8_t				*p, *f, *end;
 	size_t				 len;
 
 	*n_update = 0;
@@ -992,10 +1001,17 @@ reply_updates(struct call *call, ProtobufCMessage *resp, size_t *n_update,
 	/* Written once, in the reply's frame. */
 	if (ttrpc_response_frame(call->stream, fixed + used, &f, &len,
 	    &p) == 0) {
+		end = p + fixed + used;
 		p += protobuf_c_message_pack(resp, p);
 		for (i = 0; i < k; i++)
 			p = nri_updates_put(&us, i, (int)fd->id, p);
-		conn_send(call->c, MUX_PLUGIN_CONN, f, len);
+		if (p == end)
+			conn_send(call->c, MUX_PLUGIN_CONN, f, len);
+		else {
+			free(f);
+			conn_fail(call->c, "nri_protocol", "%s: the reply's "
+			    "updates took other than their size", call->method);
+		}
 	} else
 		reply_error(call, TTRPC_RESOURCE_EXHAUSTED, "%s: the reply "
 		    "would be over %u bytes", call->method, TTRPC_MAX_DATA);
