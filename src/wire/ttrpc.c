@@ -294,26 +294,6 @@ ttrpc_server_check(struct ttrpc_streams *s, const struct ttrpc_frame *f,
 	}
 }
 
-/*
- * Serialise a message into a fresh buffer, refusing one that could never
- * fit a frame. An empty message (or none) is 0 bytes and a NULL buffer.
- */
-static int
-pack_message(const ProtobufCMessage *m, ProtobufCBinaryData *b)
-{
-	size_t	n;
-
-	b->data = NULL;
-	b->len = 0;
-	if (m == NULL || (n = protobuf_c_message_get_packed_size(m)) == 0)
-		return (0);
-	if (n > TTRPC_MAX_DATA)
-		return (-EMSGSIZE);
-	b->data = xmalloc(n);
-	b->len = protobuf_c_message_pack(m, b->data);
-	return (0);
-}
-
 /* Wrap an envelope in a frame, packing it straight after the header. */
 static int
 pack_envelope(uint32_t stream, uint8_t type, const ProtobufCMessage *env,
@@ -333,38 +313,45 @@ pack_envelope(uint32_t stream, uint8_t type, const ProtobufCMessage *env,
 	return (0);
 }
 
+/* The bytes of a message: 0 for none (NULL), an empty payload. */
+static size_t
+message_size(const ProtobufCMessage *m)
+{
+	return (m != NULL ? protobuf_c_message_get_packed_size(m) : 0);
+}
+
 int
 ttrpc_request_pack(uint32_t stream, const char *service, const char *method,
     const ProtobufCMessage *payload, int64_t timeout_nano, uint8_t **out,
     size_t *outlen)
 {
-	ProtobufCBinaryData	b;
-	int			rc;
+	size_t	 n = message_size(payload);
+	uint8_t	*at;
+	int	 rc;
 
-	if ((rc = pack_message(payload, &b)) != 0)
-		return (rc);
-	rc = ttrpc_request_pack_bytes(stream, service, method, b.data, b.len,
-	    timeout_nano, out, outlen);
-	free(b.data);
+	/* Packed where it goes, in the frame. */
+	if ((rc = ttrpc_request_frame(stream, service, method, n,
+	    timeout_nano, out, outlen, &at)) == 0 && n > 0)
+		(void)protobuf_c_message_pack(payload, at);
 	return (rc);
 }
 
 /*
  * A frame of type around an envelope whose bytes field number field holds
- * len bytes the caller writes at *at: before it the envelope's fields
- * numbered below, head (packed, hlen bytes), after it those above, tail
- * (tlen bytes). protobuf-c packs fields in their order and leaves an
- * empty proto3 bytes field out, so the bytes are its.
+ * len bytes the caller writes at *at: before it, hlen bytes at *out +
+ * TTRPC_HEADER_SIZE for the envelope's fields numbered below, and after
+ * it tlen bytes at *at + len for those above, also the caller's to pack.
+ * protobuf-c packs fields in their order and leaves an empty proto3
+ * bytes field out, so the bytes are its.
  */
 static int
-frame_around(uint32_t stream, uint8_t type, int field, const uint8_t *head,
-    size_t hlen, size_t len, const uint8_t *tail, size_t tlen, uint8_t **out,
-    size_t *outlen, uint8_t **at)
+frame_around(uint32_t stream, uint8_t type, int field, size_t hlen,
+    size_t len, size_t tlen, uint8_t **out, size_t *outlen, uint8_t **at)
 {
 	size_t	 n;
 	uint8_t	*p;
 
-	if (len > TTRPC_MAX_DATA)
+	if (len > TTRPC_MAX_DATA || hlen > TTRPC_MAX_DATA)
 		return (-EMSGSIZE);
 	n = hlen + (len > 0 ? 1 + pbwire_varint_size(len) + len : 0) + tlen;
 	if (n > TTRPC_MAX_DATA)
@@ -373,17 +360,12 @@ frame_around(uint32_t stream, uint8_t type, int field, const uint8_t *head,
 	ttrpc_header_pack(p, (uint32_t)n, stream, type, 0);
 	*out = p;
 	*outlen = TTRPC_HEADER_SIZE + n;
-	p += TTRPC_HEADER_SIZE;
-	if (hlen > 0)
-		memcpy(p, head, hlen);
-	p += hlen;
+	p += TTRPC_HEADER_SIZE + hlen;
 	if (len > 0) {
-		*p++ = (uint8_t)(field << 3 | 2);
+		*p++ = (uint8_t)(field << 3 | PBWIRE_LEN);
 		p = pbwire_varint_put(len, p);
 	}
 	*at = p;
-	if (tlen > 0)
-		memcpy(p + len, tail, tlen);
 	return (0);
 }
 
@@ -394,25 +376,20 @@ ttrpc_request_frame(uint32_t stream, const char *service, const char *method,
 {
 	Ttrpc__Request	 head = TTRPC__REQUEST__INIT;
 	Ttrpc__Request	 tail = TTRPC__REQUEST__INIT;
-	uint8_t		 tb[16], *hb;
-	size_t		 hlen, tlen;
 	int		 rc;
 
 	/* protobuf-c wants mutable pointers; it only reads them. */
 	head.service = (char *)service;
 	head.method = (char *)method;
 	tail.timeout_nano = timeout_nano;
-	if ((hlen = protobuf_c_message_get_packed_size(&head.base)) >
-	    TTRPC_MAX_DATA)
-		return (-EMSGSIZE);
-	tlen = protobuf_c_message_get_packed_size(&tail.base);
-	hb = xmalloc(hlen + 1);
-	(void)protobuf_c_message_pack(&head.base, hb);
-	(void)protobuf_c_message_pack(&tail.base, tb);
-	rc = frame_around(stream, TTRPC_REQUEST, 3, hb, hlen, len, tb, tlen,
-	    out, outlen, at);
-	free(hb);
-	return (rc);
+	if ((rc = frame_around(stream, TTRPC_REQUEST, 3,
+	    protobuf_c_message_get_packed_size(&head.base), len,
+	    protobuf_c_message_get_packed_size(&tail.base), out, outlen,
+	    at)) != 0)
+		return (rc);
+	(void)protobuf_c_message_pack(&head.base, *out + TTRPC_HEADER_SIZE);
+	(void)protobuf_c_message_pack(&tail.base, *at + len);
+	return (0);
 }
 
 int
@@ -433,8 +410,8 @@ int
 ttrpc_response_frame(uint32_t stream, size_t len, uint8_t **out,
     size_t *outlen, uint8_t **at)
 {
-	return (frame_around(stream, TTRPC_RESPONSE, 2, NULL, 0, len, NULL, 0,
-	    out, outlen, at));
+	return (frame_around(stream, TTRPC_RESPONSE, 2, 0, len, 0, out, outlen,
+	    at));
 }
 
 int
@@ -454,13 +431,13 @@ int
 ttrpc_response_pack(uint32_t stream, const ProtobufCMessage *payload,
     uint8_t **out, size_t *outlen)
 {
-	ProtobufCBinaryData	b;
-	int			rc;
+	size_t	 n = message_size(payload);
+	uint8_t	*at;
+	int	 rc;
 
-	if ((rc = pack_message(payload, &b)) != 0)
-		return (rc);
-	rc = ttrpc_response_pack_bytes(stream, b.data, b.len, out, outlen);
-	free(b.data);
+	if ((rc = ttrpc_response_frame(stream, n, out, outlen, &at)) == 0 &&
+	    n > 0)
+		(void)protobuf_c_message_pack(payload, at);
 	return (rc);
 }
 
