@@ -361,20 +361,16 @@ sets_grow(struct nri_updates *us)
 }
 
 /*
- * A set as text. Without us the text is the caller's (*own); with us it
- * is shared: each set is formatted once however many updates send it (the
- * shared containers of a machine's pools, moved together, send a few
- * dozen sets of kilobytes each).
+ * A set as text, shared: each set is formatted once however many updates
+ * of the list send it (the shared containers of a machine's pools, moved
+ * together, send a few dozen sets of kilobytes each).
  */
-static char *
-set_text(const struct cpuset *s, struct nri_updates *us, char **own)
+static const char *
+set_text(struct nri_updates *us, const struct cpuset *s)
 {
 	struct nri_settext	*e;
 	uint64_t		 h;
 
-	*own = NULL;
-	if (us == NULL)
-		return (*own = cpuset_format(s));
 	if (2 * (us->nsets + 1) > us->capsets)
 		sets_grow(us);
 	h = set_hash(s);
@@ -390,6 +386,46 @@ set_text(const struct cpuset *s, struct nri_updates *us, char **own)
 }
 
 /*
+ * What a pinning has the runtime set: its sets and its shares (0: none);
+ * 0 when nothing. An empty set would mean "leave alone": never sent.
+ */
+static int
+pin_parts(const struct pinning *p, const struct cpuset **cpus,
+    const struct cpuset **mems, uint64_t *shares)
+{
+	*cpus = p->pin_cpus && !cpuset_empty(&p->cpus) ? &p->cpus : NULL;
+	*mems = p->pin_mems && !cpuset_empty(&p->mems) ? &p->mems : NULL;
+	*shares = p->shares > 0 ? (uint64_t)p->shares : 0;
+	return (*cpus != NULL || *mems != NULL || *shares != 0);
+}
+
+/* The cpu part of LinuxResources: the sets' texts (NULL: not set) and
+ * the shares (0: not set). */
+static void
+fill_res(NRI(LinuxResources) *res, NRI(LinuxCPU) *cpu,
+    NRI(OptionalUInt64) *sh, const char *cpus, const char *mems,
+    uint64_t shares)
+{
+	NRI(LinuxResources)	res0 =
+	    NRI__PKG__API__V1ALPHA1__LINUX_RESOURCES__INIT;
+	NRI(LinuxCPU)		cpu0 = NRI__PKG__API__V1ALPHA1__LINUX_CPU__INIT;
+	NRI(OptionalUInt64)	sh0 =
+	    NRI__PKG__API__V1ALPHA1__OPTIONAL_UINT64__INIT;
+
+	*res = res0;
+	*cpu = cpu0;
+	*sh = sh0;
+	/* protobuf-c wants mutable pointers; it only reads them. */
+	cpu->cpus = (char *)cpus;
+	cpu->mems = (char *)mems;
+	if (shares > 0) {
+		sh->value = shares;
+		cpu->shares = sh;
+	}
+	res->cpu = cpu;
+}
+
+/*
  * The cpu part of LinuxResources that a pinning sets, its sets' text in
  * *cpus and *mems for the caller to free; 0 if nothing.
  */
@@ -398,34 +434,18 @@ fill_cpu(const struct pinning *p, NRI(LinuxResources) *res,
     NRI(LinuxCPU) *cpu, NRI(OptionalUInt64) *shares, char **cpus,
     char **mems)
 {
-	NRI(LinuxResources)	res0 =
-	    NRI__PKG__API__V1ALPHA1__LINUX_RESOURCES__INIT;
-	NRI(LinuxCPU)		cpu0 = NRI__PKG__API__V1ALPHA1__LINUX_CPU__INIT;
-	NRI(OptionalUInt64)	sh0 =
-	    NRI__PKG__API__V1ALPHA1__OPTIONAL_UINT64__INIT;
-	int			set = 0;
+	const struct cpuset	*c, *m;
+	uint64_t		 sh;
 
-	*res = res0;
-	*cpu = cpu0;
-	*shares = sh0;
 	*cpus = *mems = NULL;
-	/* An empty cpuset would mean "leave alone": never send one. */
-	if (p->pin_cpus && !cpuset_empty(&p->cpus)) {
-		cpu->cpus = set_text(&p->cpus, NULL, cpus);
-		set = 1;
-	}
-	if (p->pin_mems && !cpuset_empty(&p->mems)) {
-		cpu->mems = set_text(&p->mems, NULL, mems);
-		set = 1;
-	}
-	if (p->shares > 0) {
-		shares->value = (uint64_t)p->shares;
-		cpu->shares = shares;
-		set = 1;
-	}
-	if (set)
-		res->cpu = cpu;
-	return (set);
+	if (!pin_parts(p, &c, &m, &sh))
+		return (0);
+	if (c != NULL)
+		*cpus = cpuset_format(c);
+	if (m != NULL)
+		*mems = cpuset_format(m);
+	fill_res(res, cpu, shares, *cpus, *mems, sh);
+	return (1);
 }
 
 /*
@@ -450,28 +470,21 @@ nri_updates_init(struct nri_updates *us)
 void
 nri_updates_add(struct nri_updates *us, const struct pinning *p)
 {
-	struct nri_upd	*m;
-	char		*own;
+	const struct cpuset	*c, *mm;
+	struct nri_upd		*m;
+	uint64_t		 sh;
 
-	if (p->id == NULL)
+	if (p->id == NULL || !pin_parts(p, &c, &mm, &sh))
 		return;
 	if (us->n == us->cap) {
 		us->cap = us->cap ? 2 * us->cap : 16;
 		us->u = xreallocarray(us->u, us->cap, sizeof *us->u);
 	}
-	m = &us->u[us->n];
-	memset(m, 0, sizeof *m);
-	/* As fill_cpu: an empty set would mean "leave alone". */
-	if (p->pin_cpus && !cpuset_empty(&p->cpus))
-		m->cpus = set_text(&p->cpus, us, &own);
-	if (p->pin_mems && !cpuset_empty(&p->mems))
-		m->mems = set_text(&p->mems, us, &own);
-	if (p->shares > 0)
-		m->shares = (uint64_t)p->shares;
-	if (m->cpus == NULL && m->mems == NULL && m->shares == 0)
-		return;
+	m = &us->u[us->n++];
 	m->id = xstrdup(p->id);
-	us->n++;
+	m->cpus = c != NULL ? set_text(us, c) : NULL;
+	m->mems = mm != NULL ? set_text(us, mm) : NULL;
+	m->shares = sh;
 }
 
 const NRI(ContainerUpdate) *
@@ -482,29 +495,14 @@ nri_updates_view(const struct nri_updates *us, size_t i,
 	    NRI__PKG__API__V1ALPHA1__CONTAINER_UPDATE__INIT;
 	NRI(LinuxContainerUpdate)	lu0 =
 	    NRI__PKG__API__V1ALPHA1__LINUX_CONTAINER_UPDATE__INIT;
-	NRI(LinuxResources)		res0 =
-	    NRI__PKG__API__V1ALPHA1__LINUX_RESOURCES__INIT;
-	NRI(LinuxCPU)			cpu0 =
-	    NRI__PKG__API__V1ALPHA1__LINUX_CPU__INIT;
-	NRI(OptionalUInt64)		sh0 =
-	    NRI__PKG__API__V1ALPHA1__OPTIONAL_UINT64__INIT;
 	const struct nri_upd		*m = &us->u[i];
 
 	v->u = u0;
 	v->lu = lu0;
-	v->res = res0;
-	v->cpu = cpu0;
-	v->shares = sh0;
 	v->u.container_id = m->id;
 	v->u.linux = &v->lu;
 	v->lu.resources = &v->res;
-	v->res.cpu = &v->cpu;
-	v->cpu.cpus = (char *)m->cpus;
-	v->cpu.mems = (char *)m->mems;
-	if (m->shares > 0) {
-		v->shares.value = m->shares;
-		v->cpu.shares = &v->shares;
-	}
+	fill_res(&v->res, &v->cpu, &v->shares, m->cpus, m->mems, m->shares);
 	return (&v->u);
 }
 
