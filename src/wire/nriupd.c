@@ -18,8 +18,6 @@
 
 /* A tag: field number and wire type. */
 #define TAG(n, t)	((uint8_t)((n) << 3 | (t)))
-#define VARINT		0
-#define LEN		2
 
 /* A length-delimited field of body bytes, whole. */
 static size_t
@@ -42,7 +40,7 @@ str_put(int field, const char *s, uint8_t *p)
 	if (s == NULL || *s == '\0')
 		return (p);
 	len = strlen(s);
-	*p++ = TAG(field, LEN);
+	*p++ = TAG(field, PBWIRE_LEN);
 	p = pbwire_varint_put(len, p);
 	memcpy(p, s, len);
 	return (p + len);
@@ -129,7 +127,7 @@ nriupd_put(const NRI(ContainerUpdate) *u, int field, uint8_t *p)
 	struct sizes			 z;
 	size_t				 n;
 
-	*p++ = TAG(field & 15, LEN);
+	*p++ = TAG(field & 15, PBWIRE_LEN);
 	if (!known(u)) {
 		n = protobuf_c_message_get_packed_size(&u->base);
 		p = pbwire_varint_put(n, p);
@@ -139,19 +137,19 @@ nriupd_put(const NRI(ContainerUpdate) *u, int field, uint8_t *p)
 	p = pbwire_varint_put(z.upd, p);
 	p = str_put(1, u->container_id, p);
 	if (u->linux != NULL) {
-		*p++ = TAG(2, LEN);
+		*p++ = TAG(2, PBWIRE_LEN);
 		p = pbwire_varint_put(z.lin, p);
 		if ((r = u->linux->resources) != NULL) {
-			*p++ = TAG(1, LEN);
+			*p++ = TAG(1, PBWIRE_LEN);
 			p = pbwire_varint_put(z.res, p);
 			if ((c = r->cpu) != NULL) {
-				*p++ = TAG(2, LEN);
+				*p++ = TAG(2, PBWIRE_LEN);
 				p = pbwire_varint_put(z.cpu, p);
 				if (c->shares != NULL) {
-					*p++ = TAG(1, LEN);
+					*p++ = TAG(1, PBWIRE_LEN);
 					p = pbwire_varint_put(z.shares, p);
 					if (c->shares->value != 0) {
-						*p++ = TAG(1, VARINT);
+						*p++ = TAG(1, PBWIRE_VARINT);
 						p = pbwire_varint_put(
 						    c->shares->value, p);
 					}
@@ -162,7 +160,7 @@ nriupd_put(const NRI(ContainerUpdate) *u, int field, uint8_t *p)
 		}
 	}
 	if (u->ignore_failure) {
-		*p++ = TAG(3, VARINT);
+		*p++ = TAG(3, PBWIRE_VARINT);
 		*p++ = 1;
 	}
 	return (p);

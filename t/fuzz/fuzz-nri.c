@@ -51,7 +51,7 @@ answer(const struct policy *P, const struct policy_effects *fx,
 	/* Each update packed by hand is protobuf-c's bytes. */
 	for (k = 0; k < us.n; k++) {
 		const ProtobufCMessage	*m;
-		uint8_t			*want, *end;
+		uint8_t			*want, *end, *q;
 
 		m = &nri_updates_view(&us, k, &view)->base;
 		n = protobuf_c_message_get_packed_size(m);
@@ -61,22 +61,13 @@ answer(const struct policy *P, const struct policy_effects *fx,
 		end = nri_updates_put(&us, k, 1, buf);
 		if ((size_t)(end - buf) != nri_updates_size(&us, k))
 			abort();
-		want[0] = 1 << 3 | 2;
-		/* the length, as a varint, then the body */
-		{
-			size_t	 v = n;
-			uint8_t	*q = want + 1;
-
-			while (v >= 0x80) {
-				*q++ = (uint8_t)(v | 0x80);
-				v >>= 7;
-			}
-			*q++ = (uint8_t)v;
-			if (protobuf_c_message_pack(m, q) != n ||
-			    (size_t)(q + n - want) != (size_t)(end - buf) ||
-			    memcmp(want, buf, (size_t)(end - buf)) != 0)
-				abort();
-		}
+		/* Field 1: its tag, its length, then protobuf-c's body. */
+		want[0] = 1 << 3 | PBWIRE_LEN;
+		q = pbwire_varint_put(n, want + 1);
+		if (protobuf_c_message_pack(m, q) != n ||
+		    (size_t)(q + n - want) != (size_t)(end - buf) ||
+		    memcmp(want, buf, (size_t)(end - buf)) != 0)
+			abort();
 		free(want);
 		free(buf);
 	}
