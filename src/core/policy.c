@@ -1495,10 +1495,13 @@ budget_fit(const struct policy *P, struct cspec *c, const struct grant *old,
 	return (0);
 }
 
-/* A container grant of spec, allocated in P (not yet stored); prev is
- * the grant it replaces, if any. */
+/*
+ * A container grant of spec, allocated in P (not yet stored); prev is
+ * the grant it replaces, if any. The grant takes spec's contents and
+ * leaves it cleared; on error spec is left as it came, for the caller.
+ */
 static int
-container_grant(struct policy *P, const struct cspec *spec, const char *hint,
+container_grant(struct policy *P, struct cspec *spec, const char *hint,
     const struct grant *prev, struct grant **out, struct policy_effects *fx,
     char **cause)
 {
@@ -1508,7 +1511,8 @@ container_grant(struct policy *P, const struct cspec *spec, const char *hint,
 
 	*out = NULL;
 	g = grant_new(spec->id, GRANT_CONTAINER);
-	cspec_dup(&g->spec, spec);
+	g->spec = *spec;
+	memset(spec, 0, sizeof *spec);
 	/* Its affinities are read whether or not it is placed by score:
 	 * one pinned to a claim is refused for a bad annotation too. */
 	if ((rc = request_from_spec(P, &g->spec, &g->req, cause)) == 0)
@@ -1519,6 +1523,8 @@ container_grant(struct policy *P, const struct cspec *spec, const char *hint,
 	    (rc = policy_allocate_container(P, g, hint, &affs, fx,
 	    cause)) != 0)) {
 		affinity_set_clear(&affs);
+		*spec = g->spec;
+		memset(&g->spec, 0, sizeof g->spec);
 		grant_free(g);
 		return (rc);
 	}
@@ -1557,12 +1563,15 @@ policy_repin(struct policy *P, struct grant *old, struct policy_effects *fx,
 {
 	struct undoctx	 u;
 	struct grant	*g;
+	struct cspec	 spec;
 	int		 rc;
 
 	undo_begin(P, fx, &u);
 	supply_release(P, old);
-	rc = container_grant(P, &old->spec, old->pool ? old->pool->name : NULL,
+	cspec_dup(&spec, &old->spec);
+	rc = container_grant(P, &spec, old->pool ? old->pool->name : NULL,
 	    old, &g, fx, cause);
+	cspec_clear(&spec);
 	if (rc != 0) {
 		undo_fail(P, &u);
 		undo_end(P, &u);
@@ -1704,6 +1713,7 @@ policy_carry_container(struct policy *N, const struct grant *old,
     const struct cpuset *mem, struct policy_effects *fx, char **cause)
 {
 	struct grant	*g;
+	struct cspec	 spec;
 	char		*why = NULL;
 	int		 rc;
 
@@ -1730,8 +1740,10 @@ policy_carry_container(struct policy *N, const struct grant *old,
 		free(why);
 		grant_free(g);
 	}
-	rc = container_grant(N, &old->spec, old->pool ? old->pool->name : NULL,
+	cspec_dup(&spec, &old->spec);
+	rc = container_grant(N, &spec, old->pool ? old->pool->name : NULL,
 	    old, &g, fx, cause);
+	cspec_clear(&spec);
 	if (rc != 0)
 		return (rc);
 	pinning_copy(&g->applied, &old->applied);
@@ -1938,7 +1950,8 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 			free(why);
 			why = NULL;
 			g = grant_new(spec.id, GRANT_CONTAINER);
-			cspec_dup(&g->spec, &spec);
+			g->spec = spec;
+			memset(&spec, 0, sizeof spec);
 			/* Its memory as asked, when that much can be read. */
 			(void)request_from_spec(N, &g->spec, &g->req, NULL);
 			grant_fallback(N, g);
