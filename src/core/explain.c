@@ -139,13 +139,19 @@ explain_scored(const struct pool_tree *tree, int winner, int target,
 {
 	struct explain	*e;
 	struct ranked	*v;
-	int		 np = pool_tree_count(tree), i, n = 0, keep, r;
+	const char	*last = NULL;
+	int		 np = pool_tree_count(tree), i, n = 0, keep, r = -1;
 
 	v = xcalloc((size_t)np, sizeof *v);
 	for (i = 0; i < np; i++) {
 		if (i == winner)
 			continue;
-		r = explain_rule_rank(why[i]);
+		/* The rules are a few static texts: most pools lost on the
+		 * one the last did. */
+		if (why[i] != last || last == NULL) {
+			last = why[i];
+			r = explain_rule_rank(why[i]);
+		}
 		v[n].id = i;
 		v[n].rank = r < 0 ? RULE_UNKNOWN : r;
 		n++;
