@@ -19,8 +19,9 @@
 
 
 /*
- * CRC-32C by slicing eight bytes at a time (tables t[0..7]); a reload or a
- * Synchronize frames a record of the whole state, hundreds of kilobytes.
+ * CRC-32C by slicing eight bytes at a time (tables t[0..7]) where the CPU
+ * has no instruction for it; a reload or a Synchronize frames a record of
+ * the whole state, hundreds of kilobytes.
  */
 static uint32_t	crc_table[8][256];
 static int	crc_ready;
@@ -45,7 +46,7 @@ crc_init(void)
 }
 
 uint32_t
-jrec_crc32c(uint32_t crc, const void *data, size_t len)
+jrec_crc32c_slice8(uint32_t crc, const void *data, size_t len)
 {
 	const unsigned char	*p = data;
 	uint32_t		 lo, hi;
@@ -67,6 +68,46 @@ jrec_crc32c(uint32_t crc, const void *data, size_t len)
 	while (len-- > 0)
 		crc = crc_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return (~crc);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * SSE 4.2's crc32 instruction computes CRC-32C itself, eight bytes an
+ * instruction: a fifth of the tables' cost over a record of the whole
+ * state. x86-64 is little-endian, so a word loaded from p holds its bytes
+ * in the order the CRC takes them.
+ */
+#define CRC_INSN	1
+
+__attribute__((target("sse4.2"))) static uint32_t
+crc_insn(uint32_t crc, const unsigned char *p, size_t len)
+{
+	unsigned long long	c = ~crc, w;
+	uint32_t		c32;
+
+	for (; len >= 8; len -= 8, p += 8) {
+		memcpy(&w, p, sizeof w);
+		c = __builtin_ia32_crc32di(c, w);
+	}
+	c32 = (uint32_t)c;
+	while (len-- > 0)
+		c32 = __builtin_ia32_crc32qi(c32, *p++);
+	return (~c32);
+}
+#endif
+
+uint32_t
+jrec_crc32c(uint32_t crc, const void *data, size_t len)
+{
+#ifdef CRC_INSN
+	static int	insn = -1;
+
+	if (insn < 0)
+		insn = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+	if (insn)
+		return (crc_insn(crc, data, len));
+#endif
+	return (jrec_crc32c_slice8(crc, data, len));
 }
 
 static uint32_t

@@ -25,8 +25,12 @@
 #define JREC_TORN	1	/* an incomplete last record (a crash) */
 #define JREC_DAMAGED	2	/* a bad record, with more after it */
 
-/* CRC-32C (Castagnoli) of len bytes, continuing from crc (0 to start). */
+/* CRC-32C (Castagnoli) of len bytes, continuing from crc (0 to start):
+ * by the CPU's crc32 instruction where it has one, else as _slice8. */
 uint32_t jrec_crc32c(uint32_t crc, const void *, size_t len);
+/* The same by tables, on any CPU (for the tests to hold the two to one
+ * answer). */
+uint32_t jrec_crc32c_slice8(uint32_t crc, const void *, size_t len);
 
 /* "J " + 20 digits + " " + 10 digits + " " + 8 hex + "\n" (and a NUL). */
 #define JREC_MAX_HEADER	48
