@@ -3,6 +3,7 @@
  */
 #include "autoconf.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,20 +57,58 @@ tb_int(struct textbuf *b, long long v)
 	tb_add(b, d, (size_t)(digits + sizeof digits - d));
 }
 
+/*
+ * Whether none of the eight bytes of w needs escaping in JSON: none has
+ * its high bit, is below 0x20, a '"' or a '\\'. Each test is the word
+ * trick for "some byte is below n", which is exact about whether there is
+ * one (a borrow only ever follows a byte that is).
+ */
+static int
+plain_word(uint64_t w)
+{
+	const uint64_t	ones = 0x0101010101010101ULL, high = ones << 7;
+	uint64_t	q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+
+	return (((w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) |
+	    ((bs - ones) & ~bs)) & high) == 0);
+}
+
+static int
+plain_byte(unsigned char c)
+{
+	return (c >= 0x20 && c < 0x80 && c != '"' && c != '\\');
+}
+
+/* The bytes from p on, up to end, that go out as they are. */
+static const unsigned char *
+plain_run(const unsigned char *p, const unsigned char *end)
+{
+	uint64_t	w;
+
+	for (; end - p >= 8; p += 8) {
+		memcpy(&w, p, sizeof w);
+		if (!plain_word(w))
+			break;
+	}
+	while (p < end && plain_byte(*p))
+		p++;
+	return (p);
+}
+
 /* The inside of a JSON string, escaped as jansson escapes it. */
 void
 tb_esc(struct textbuf *b, const char *s)
 {
-	const unsigned char	*p = (const unsigned char *)s, *run;
+	const unsigned char	*p = (const unsigned char *)s, *run, *end;
 	size_t			 n;
 
+	end = p + strlen(s);
 	for (;;) {
-		for (run = p; *p >= 0x20 && *p < 0x80 && *p != '"' &&
-		    *p != '\\'; p++)
-			;
+		run = p;
+		p = plain_run(p, end);
 		if (p > run)
 			tb_add(b, (const char *)run, (size_t)(p - run));
-		if (*p == '\0')
+		if (p == end)
 			break;
 		if (*p >= 0x80) {
 			if ((n = utf8_seqlen(p)) == 0) {
@@ -115,10 +154,19 @@ tb_esc(struct textbuf *b, const char *s)
 size_t
 tb_esc_len(const char *s, size_t max, size_t *bytes)
 {
-	const unsigned char	*p = (const unsigned char *)s;
+	const unsigned char	*p = (const unsigned char *)s, *end, *run;
 	size_t			 len = 0, n, w;
 
-	for (; *p != '\0'; p += n) {
+	/* Each byte is at least one of the width: none past max counts. */
+	end = p + strnlen(s, max);
+	for (; p < end; p += n) {
+		/* What goes out as it is: as wide as it is long. */
+		run = p;
+		p = plain_run(p, (size_t)(end - p) > max - len ?
+		    p + (max - len) : end);
+		len += (size_t)(p - run);
+		if (p == end || len == max)
+			break;
 		n = 1;
 		if (*p >= 0x80) {
 			if ((n = utf8_seqlen(p)) == 0)

@@ -2,6 +2,7 @@
  * utf8.c checks and cleans UTF-8, so that strings from peers can always
  * be written into the JSON state document and read back as they were.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "utf8.h"
@@ -35,16 +36,42 @@ utf8_seqlen(const unsigned char *p)
 	return (n);
 }
 
+size_t
+utf8_ascii_prefix(const unsigned char *p, size_t len)
+{
+	uint64_t	w;
+	size_t		i;
+
+	/* Eight at a time: the ids, names and labels of a Synchronize are
+	 * nearly all ASCII. */
+	for (i = 0; len - i >= 8; i += 8) {
+		memcpy(&w, p + i, sizeof w);
+		if (w & 0x8080808080808080ULL)
+			break;
+	}
+	while (i < len && p[i] < 0x80)
+		i++;
+	return (i);
+}
+
+/* Whether the len bytes at p (a NUL after them) are UTF-8 throughout. */
+static int
+valid(const unsigned char *p, size_t len)
+{
+	size_t	i = 0, n;
+
+	while ((i += utf8_ascii_prefix(p + i, len - i)) < len) {
+		if ((n = utf8_seqlen(p + i)) == 0)
+			return (0);
+		i += n;
+	}
+	return (1);
+}
+
 int
 utf8_valid(const char *s)
 {
-	const unsigned char	*p;
-	size_t			 n;
-
-	for (p = (const unsigned char *)s; *p != '\0'; p += n)
-		if ((n = *p < 0x80 ? 1 : utf8_seqlen(p)) == 0)
-			return (0);
-	return (1);
+	return (valid((const unsigned char *)s, strlen(s)));
 }
 
 char *
@@ -52,11 +79,14 @@ utf8_clean(const char *s)
 {
 	const unsigned char	*p;
 	char			*out, *q;
-	size_t			 n;
+	size_t			 n, len = strlen(s);
 
-	if (utf8_valid(s))
-		return (xstrdup(s));
-	q = out = xmalloc(3 * strlen(s) + 1);
+	if (valid((const unsigned char *)s, len)) {
+		out = xmalloc(len + 1);
+		memcpy(out, s, len + 1);
+		return (out);
+	}
+	q = out = xmalloc(3 * len + 1);
 	for (p = (const unsigned char *)s; *p != '\0'; p += n) {
 		if ((n = *p < 0x80 ? 1 : utf8_seqlen(p)) == 0) {
 			memcpy(q, "\xef\xbf\xbd", 3);
