@@ -77,6 +77,19 @@ xstrndup(const char *s, size_t n)
 	return (p);
 }
 
+char *
+xstrcat3(const char *a, const char *b, const char *c)
+{
+	size_t	la = strlen(a), lb = strlen(b), lc = strlen(c);
+	char	*p;
+
+	p = xmalloc(la + lb + lc + 1);
+	memcpy(p, a, la);
+	memcpy(p + la, b, lb);
+	memcpy(p + la + lb, c, lc + 1);
+	return (p);
+}
+
 int
 xasprintf(char **ret, const char *fmt, ...)
 {

@@ -14,6 +14,10 @@ void *xcalloc(size_t, size_t);
 void *xreallocarray(void *, size_t, size_t);
 char *xstrdup(const char *);
 char *xstrndup(const char *, size_t);
+/* a, b and c end to end, in a new string: the paths made for every
+ * container of a Synchronize, where xasprintf's reading of its format
+ * costs several times the copying. */
+char *xstrcat3(const char *, const char *, const char *);
 int xasprintf(char **, const char *, ...)
     __attribute__((__format__(__printf__, 2, 3)));
 

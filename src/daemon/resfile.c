@@ -128,9 +128,9 @@ rf_replace_recycled(const char *idir, const char *data, size_t len,
 	char	*live, *spare, *old;
 	int	 rc = 0, kept;
 
-	xasprintf(&live, "%s/%s", idir, RESFILE_NAME);
-	xasprintf(&spare, "%s/%s", idir, RF_SPARE);
-	xasprintf(&old, "%s/%s", idir, RF_OLD);
+	live = xstrcat3(idir, "/", RESFILE_NAME);
+	spare = xstrcat3(idir, "/", RF_SPARE);
+	old = xstrcat3(idir, "/", RF_OLD);
 	if ((rc = (fresh ? atomicfile_new : atomicfile_fill)(spare, data, len,
 	    cause)) != 0)
 		goto out;
@@ -219,8 +219,8 @@ rf_mkdirs(const char *dir, const char *sub, const char *name, char **cause)
 	char	*cdir, *idir;
 	int	 rc = 0;
 
-	xasprintf(&cdir, "%s/%s", dir, sub);
-	xasprintf(&idir, "%s/%s", cdir, name);
+	cdir = xstrcat3(dir, "/", sub);
+	idir = xstrcat3(cdir, "/", name);
 	/* <dir>/<sub> is there but for the first. */
 	if (mkdir(idir, 0700) == 0 || errno == EEXIST)
 		rc = 0;
@@ -363,7 +363,7 @@ rf_link_target(const char *pool)
 {
 	char	*t;
 
-	xasprintf(&t, "../pools/%s", pool);
+	t = xstrcat3("../pools/", pool, "");
 	return (t);
 }
 
@@ -372,7 +372,7 @@ rf_live(const char *dir, const char *id)
 {
 	char	*p;
 
-	xasprintf(&p, "%s/containers/%s", dir, id);
+	p = xstrcat3(dir, "/containers/", id);
 	return (p);
 }
 
@@ -481,15 +481,12 @@ static int
 rf_make_link(const char *dir, const char *pool, const char *path, int *known,
     char **cause)
 {
-	char	*tmpl, *target, *stage, *cdir, buf[PATH_MAX];
+	char	*tmpl, *target = NULL, *stage = NULL, *cdir, buf[PATH_MAX];
 	size_t	 tlen;
 	ssize_t	 n;
 	int	 rc = 0, tries;
 
-	xasprintf(&tmpl, "%s/containers/" RF_TEMPLATE "%s", dir, pool);
-	xasprintf(&stage, "%s/containers/" RF_STAGE "pool.%s", dir, pool);
-	target = rf_link_target(pool);
-	tlen = strlen(target);
+	tmpl = xstrcat3(dir, "/containers/" RF_TEMPLATE, pool);
 	if (known != NULL && *known) {
 		if (linkat(AT_FDCWD, tmpl, AT_FDCWD, path, 0) == 0)
 			goto out;
@@ -499,6 +496,9 @@ rf_make_link(const char *dir, const char *pool, const char *path, int *known,
 		}
 		*known = 0;
 	}
+	stage = xstrcat3(dir, "/containers/" RF_STAGE "pool.", pool);
+	target = rf_link_target(pool);
+	tlen = strlen(target);
 	for (tries = 0; tries < 3; tries++) {
 		n = readlink(tmpl, buf, sizeof buf);
 		if (n == (ssize_t)tlen && memcmp(buf, target, tlen) == 0) {
