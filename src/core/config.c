@@ -148,7 +148,8 @@ static const struct config_key config_keys[] = {
 	{ "nodeResourceTopology.refreshSeconds", CONFIG_INT, "60", 1, 86400,
 	  NULL, CONFIG_RELOADABLE,
 	  "Seconds between periodic refreshes of the NodeResourceTopology "
-	  "object; changes are published sooner.",
+	  "object, each of which reads it back and puts right what others "
+	  "changed; changes are published sooner, without reading it first.",
 	  NULL, OFF(nrt_refresh_seconds), 0, NULL },
 	{ "log", CONFIG_OBJECT, "{}", 0, 0, NULL, CONFIG_RELOADABLE,
 	  "Logging.",

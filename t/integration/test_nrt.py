@@ -190,6 +190,79 @@ def test_burst_published_once():
         env.stop()
 
 
+def test_change_written_without_reading():
+    """A change is written against what the server answered last, without
+    reading the object first; another writer's change in between costs a
+    conflict and a read, and nothing is lost."""
+    with Env() as env:
+        env.start()
+        wait_for(lambda: env.nrt_status()["published"], "first publish")
+        gets = len(env.requests("GET"))
+        puts = len(env.requests("PUT"))
+        excl = env.guaranteed("db", 2)
+        env.wait_root(env.free_milli(range(4), excl), "2 CPUs taken")
+        wait_for(lambda: len(env.requests("PUT")) == puts + 1, "its PUT")
+        assert len(env.requests("GET")) == gets, env.requests()[-3:]
+        st = wait_for(lambda: (lambda s: s if not s["lastError"] and
+                               s["updates"] == 2 else None)(
+            env.nrt_status()), "the write counted")
+
+        # Another writer: our resourceVersion is stale, the server says
+        # so, and the next change reads the object and writes again.
+        other = dict(env.obj(), attributes=[{"name": "x", "value": "y"}])
+        env.api.set_nrt(NODE, other)
+        more = env.guaranteed("db2", 2)
+        obj = env.wait_root(env.free_milli(range(4), excl | more),
+                            "2 more CPUs taken")
+        assert {"name": "TopologyPolicy", "value": "topology-aware"} in \
+            obj["attributes"], obj
+        reqs = [r["method"] for r in env.requests()]
+        assert reqs[-3:] == ["PUT", "GET", "PUT"], reqs
+        st = env.nrt_status()
+        assert st["lastError"] is None, st
+
+        # Deleted behind our back: the write finds nothing, reads, and
+        # creates it again.
+        env.api.set_nrt(NODE, None)
+        posts = len(env.requests("POST"))
+        third = env.guaranteed("db3", 2)
+        env.wait_root(env.free_milli(range(4), excl | more | third),
+                      "the object created again")
+        assert len(env.requests("POST")) == posts + 1, env.requests()
+        # Neither was a failure.
+        st = env.nrt_status()
+        assert st["lastError"] is None, st
+        env.stop()
+
+
+def test_unchanged_content_neither_read_nor_written():
+    """Changes that leave the object as it was (a container created and
+    removed in one debounce window) cost no request at all: the content
+    is compared with what the last write sent."""
+    with Env(debounce=1500) as env:
+        env.start()
+        wait_for(lambda: env.nrt_status()["published"], "first publish")
+        time.sleep(2.0)
+        n = len(env.requests())
+        p = env.rt.make_pod("idle", qos="Burstable")
+        c = env.rt.make_container(p, "c", request=500)
+        env.rt.create_container(p, c)
+        env.rt.remove_container(c.id)
+        time.sleep(2.5)
+        assert env.requests()[n:] == [], env.requests()[n:]
+        # A change that shows is still written, and only written.
+        p = env.rt.make_pod("busy", qos="Burstable")
+        env.rt.create_container(p, env.rt.make_container(p, "c",
+                                                         request=500))
+        wait_for(lambda: len(env.requests()) > n, "the write", timeout=5)
+        time.sleep(0.5)
+        assert [r["method"] for r in env.requests()[n:]] == ["PUT"], \
+            env.requests()[n:]
+        st = env.nrt_status()
+        assert st["lastError"] is None, st
+        env.stop()
+
+
 def test_failing_api_server_delays_it():
     with Env() as env:
         env.start()
