@@ -111,57 +111,85 @@ tb_kv_object(struct textbuf *b, int *first, const char *key,
  * bounded, as the state is, whatever the pods put in their specs.
  */
 static void
-tb_spec_event(struct textbuf *b, const struct container_spec *s,
-    const char *op, size_t *room)
+tb_cspec_event(struct textbuf *b, const struct cspec *c, int bare,
+    const char *op)
 {
-	struct cspec	c;
-	int		first = 1;
+	int	first = 1;
 
-	cspec_copy(&c, s);
-	if (room != NULL && c.cost > *room)
-		cspec_trim(&c, 1);
-	else if (room != NULL)
-		*room -= c.cost;
 	tb_lit(b, "{");
-	tb_field(b, &first, "id", c.id);
-	tb_field(b, &first, "name", c.name);
-	tb_field(b, &first, "pod", c.pod);
-	tb_field(b, &first, "podUID", c.pod_uid);
-	tb_field(b, &first, "podName", c.pod_name);
-	tb_field(b, &first, "namespace", c.ns);
-	tb_field(b, &first, "qos", qos_names[c.qos]);
-	tb_milli(b, &first, "cpuRequest", c.request);
-	tb_milli(b, &first, "cpuLimit", c.limit);
-	tb_kv_object(b, &first, "annotations", c.ann, c.nann);
-	tb_kv_object(b, &first, "env", c.env, c.nenv);
-	tb_kv_object(b, &first, "labels", c.labels, c.nlabels);
+	tb_field(b, &first, "id", c->id);
+	tb_field(b, &first, "name", c->name);
+	tb_field(b, &first, "pod", c->pod);
+	tb_field(b, &first, "podUID", c->pod_uid);
+	tb_field(b, &first, "podName", c->pod_name);
+	tb_field(b, &first, "namespace", c->ns);
+	tb_field(b, &first, "qos", qos_names[c->qos]);
+	tb_milli(b, &first, "cpuRequest", c->request);
+	tb_milli(b, &first, "cpuLimit", c->limit);
+	if (!bare) {
+		tb_kv_object(b, &first, "annotations", c->ann, c->nann);
+		tb_kv_object(b, &first, "env", c->env, c->nenv);
+		tb_kv_object(b, &first, "labels", c->labels, c->nlabels);
+	}
 	/* The kubelet's labels that copy their fields, as bits (a sync of
 	 * thousands would otherwise write each four times over). */
-	if (c.kube_labels != 0) {
+	if (c->kube_labels != 0) {
 		if (!first)
 			tb_lit(b, ",");
 		first = 0;
 		tb_lit(b, "\"kubeLabels\":");
-		tb_int(b, (long long)c.kube_labels);
+		tb_int(b, (long long)c->kube_labels);
 	}
-	tb_kv_object(b, &first, "podLabels", c.pod_labels, c.npod_labels);
-	if (c.mem_limit > 0) {
+	if (!bare)
+		tb_kv_object(b, &first, "podLabels", c->pod_labels,
+		    c->npod_labels);
+	if (c->mem_limit > 0) {
 		if (!first)
 			tb_lit(b, ",");
 		first = 0;
 		tb_lit(b, "\"memLimit\":");
-		tb_int(b, c.mem_limit);
+		tb_int(b, c->mem_limit);
 	}
-	if (c.has_oom) {
+	if (c->has_oom) {
 		if (!first)
 			tb_lit(b, ",");
 		first = 0;
 		tb_lit(b, "\"oomScoreAdj\":");
-		tb_int(b, c.oom_adj);
+		tb_int(b, c->oom_adj);
 	}
 	tb_field(b, &first, "op", op);
 	tb_lit(b, "}");
-	cspec_clear(&c);
+}
+
+/*
+ * A container as the policy reads it, written straight into b (no
+ * jansson values: a Synchronize writes thousands); op, when not NULL,
+ * goes last. With room, its metadata is written only when it fits there
+ * (POLICY_META_BUDGET), and takes from it: a Synchronize's record stays
+ * bounded, as the state is, whatever the pods put in their specs. read,
+ * when not NULL, is the policy's copy of s, written rather than a copy
+ * made again: cspec_copy gives the same of the same.
+ */
+static void
+tb_spec_event(struct textbuf *b, const struct container_spec *s,
+    const struct cspec *read, const char *op, size_t *room)
+{
+	struct cspec	c;
+	int		bare = 0;
+
+	if (read == NULL)
+		cspec_copy(&c, s);
+	else
+		c = *read;
+	/* Past the room, written as cspec_trim leaves it: no labels,
+	 * annotations or variables, the bits of the folded labels kept. */
+	if (room != NULL && c.cost > *room)
+		bare = 1;
+	else if (room != NULL)
+		*room -= c.cost;
+	tb_cspec_event(b, &c, bare, op);
+	if (read == NULL)
+		cspec_clear(&c);
 }
 
 char *
@@ -170,7 +198,7 @@ event_create(const struct container_spec *s)
 	struct textbuf	b;
 
 	tb_init(&b, 512);
-	tb_spec_event(&b, s, "create", NULL);
+	tb_spec_event(&b, s, NULL, "create", NULL);
 	return (tb_finish(&b, NULL));
 }
 
@@ -222,7 +250,8 @@ event_remove(const char *id)
 }
 
 char *
-event_sync(const struct container_spec *specs, int n)
+event_sync(const struct container_spec *specs, int n,
+    const struct cspec *const *read)
 {
 	struct textbuf	b;
 	size_t		room = POLICY_META_BUDGET;
@@ -233,7 +262,8 @@ event_sync(const struct container_spec *specs, int n)
 	for (i = 0; i < n; i++) {
 		if (i > 0)
 			tb_lit(&b, ",");
-		tb_spec_event(&b, &specs[i], NULL, &room);
+		tb_spec_event(&b, &specs[i], read != NULL ? read[i] : NULL,
+		    NULL, &room);
 	}
 	tb_lit(&b, "]}");
 	return (tb_finish(&b, NULL));

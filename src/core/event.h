@@ -17,7 +17,13 @@ char	*event_update(const char *id, long long request, long long limit,
 char	*event_start(const char *id, long long at);
 char	*event_cold(long long at);
 char	*event_remove(const char *id);
-char	*event_sync(const struct container_spec *, int);
+/*
+ * read, when not NULL, holds for each spec the copy the policy made of
+ * it as it read it, or NULL: a container is written from its copy rather
+ * than from one made again (a Synchronize's fx->read).
+ */
+char	*event_sync(const struct container_spec *, int,
+	    const struct cspec *const *read);
 char	*event_claim(const char *uid, const struct claim_result *, int,
 	    const struct claim_meta *);
 char	*event_release(const char *uid);

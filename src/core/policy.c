@@ -97,6 +97,7 @@ policy_effects_clear(struct policy_effects *fx)
 	for (i = 0; i < fx->nverify; i++)
 		free(fx->verify[i]);
 	free(fx->verify);
+	free(fx->read);
 	undolog_free(fx->undo);
 	policy_effects_init(fx);
 }
@@ -1887,7 +1888,7 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 	struct cspec	 spec;
 	char		*why = NULL;
 	size_t		 room = budget_room(P, NULL);
-	int		 i, rc = 0, dropped, pass;
+	int		 i, rc = 0, dropped, pass, whole;
 
 	if (n < 0 || n > POLICY_MAX_CONTAINERS) {
 		xasprintf(cause, "sync: %d containers, at most %d", n,
@@ -1913,6 +1914,10 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 		return (rc);
 	if ((rc = policy_carry_claims(N, P, cause)) != 0)
 		goto fail;
+	if (fx != NULL) {
+		free(fx->read);
+		fx->read = xcalloc((size_t)n + 1, sizeof *fx->read);
+	}
 	/*
 	 * Known containers keep their grants, in the runtime's order, those
 	 * with exclusive CPUs first: shared portions were granted in what
@@ -1939,6 +1944,7 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 			warn_dropped(fx, specs[i].id, dropped);
 		/* Running already: trimmed, never refused. */
 		(void)budget_fit(N, &spec, NULL, 1, fx, NULL);
+		whole = !spec.trimmed;
 		rc = container_grant(N, &spec, NULL, NULL, &g, fx, &why);
 		if (rc != 0) {
 			/*
@@ -1957,12 +1963,19 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 			grant_fallback(N, g);
 		}
 		cspec_clear(&spec);
+		/* Its copy, as it read it, for the event. */
+		if (whole && fx != NULL)
+			fx->read[i] = &g->spec;
 		policy_put(N, 0, g->key, g);
 	}
 	commit_swap(P, N, fx);
 	return (0);
 fail:
 	policy_free(N);
+	if (fx != NULL) {
+		free(fx->read);
+		fx->read = NULL;
+	}
 	return (rc);
 }
 

@@ -162,6 +162,8 @@ struct policy_update {
 	int		 pool_file;
 };
 
+struct cspec;
+
 struct policy_effects {
 	struct pinning	 self;		/* create/update: the container's own */
 	char		*self_pool;	/* and its pool's name, or "claims" */
@@ -183,6 +185,11 @@ struct policy_effects {
 	char		**refused;
 	int		 nverify;
 	char		**verify;
+	/* sync: for each spec it was given, by index, the copy it made of a
+	 * container it had not known and kept whole, NULL for the others;
+	 * the copies are its grants', valid until the policy changes. The
+	 * event is written from them (event_sync). */
+	const struct cspec **read;
 	/* What the operation changed (undo.c): kept until the effects are
 	 * cleared, which keeps the change, or policy_undo puts it back. */
 	struct undolog	*undo;

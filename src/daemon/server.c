@@ -1111,8 +1111,8 @@ server_sync(struct server *srv, const struct container_spec *specs, int n,
 		refused(srv, "sync", *cause);
 		return (rc);
 	}
-	if ((rc = commit(srv, fx, "sync", event_sync(specs, n), COMMIT_UNDO,
-	    cause)) != 0) {
+	if ((rc = commit(srv, fx, "sync", event_sync(specs, n, fx->read),
+	    COMMIT_UNDO, cause)) != 0) {
 		/* Nothing more is acknowledged before a whole snapshot. */
 		srv->need_snapshot = 1;
 		return (rc);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event.h"
 #include "policy_priv.h"
 #include "jrec.h"
 #include "policylib.h"
@@ -301,6 +302,18 @@ Test(budget, at_the_budget)
 	env_reset(&e);
 	cr_assert_eq(policy_sync(e.P, all, (int)n + 2, &e.fx, &e.cause), 0,
 	    "%s", e.cause);
+	/* The event is written from the policy's copies of the new ones it
+	 * kept whole, and is the event made from copies of its own: the
+	 * trimmed one and the known ones have no copy to give. */
+	for (i = 0; i < n; i++)
+		cr_assert_null(e.fx.read[i], "known %s", all[i].id);
+	cr_assert_null(e.fx.read[n], "running was trimmed");
+	cr_assert_not_null(e.fx.read[n + 1], "plain");
+	t1 = event_sync(all, (int)n + 2, e.fx.read);
+	t2 = event_sync(all, (int)n + 2, NULL);
+	cr_assert_str_eq(t1, t2);
+	free(t1);
+	free(t2);
 	free(v);
 	free(all);
 	g = strmap_get(e.P->ctrs, "running");
@@ -337,6 +350,62 @@ Test(budget, at_the_budget)
  * new container with annotations is then refused, one without metadata
  * placed; removing containers makes room again.
  */
+/* A Synchronize's event, written from the copies the policy made of the
+ * containers it had not known, is the one written from copies of its
+ * own: folded kubelet labels, cleaned strings, annotations and variables
+ * kept or left out alike. */
+Test(budget, sync_event_from_the_policy_copies)
+{
+	static const struct policy_kv	 lab[] = {
+		{ (char *)"io.kubernetes.container.name", (char *)"c" },
+		{ (char *)"io.kubernetes.pod.name", (char *)"not-the-pod" },
+		{ (char *)"app", (char *)"x\xff\"y" },
+	};
+	static const struct policy_kv	 ann[] = {
+		{ (char *)"memory-type." ANNOTATION_NS, (char *)"dram" },
+		{ (char *)"other.example.com", (char *)"left out" },
+	};
+	static const struct policy_kv	 env[] = {
+		{ (char *)"DRA_CPUSET_u1", (char *)"0-3" },
+		{ (char *)"PATH", (char *)"/bin" },
+	};
+	struct spec			 a, b;
+	struct container_spec		 all[3];
+	char				*t1, *t2;
+	int				 i;
+
+	spec_make(&a, "a", 2, 3, '\001', 40);
+	spec_make(&b, "b", 0, 0, 'x', 0);
+	all[0] = a.s;
+	all[1] = b.s;
+	all[2] = b.s;
+	all[2].id = "c";
+	all[2].pod = "pod-c";
+	all[2].pod_name = "web-\xc3\xa9";
+	all[2].labels = lab;
+	all[2].nlabels = 3;
+	all[2].annotations = ann;
+	all[2].nannotations = 2;
+	all[2].env = env;
+	all[2].nenv = 2;
+	all[2].qos = QOS_GUARANTEED;
+	all[2].cpu_request = all[2].cpu_limit = 1000;
+	all[2].mem_limit = 1 << 30;
+	env_reset(&e);
+	cr_assert_eq(policy_sync(e.P, all, 3, &e.fx, &e.cause), 0, "%s",
+	    e.cause);
+	for (i = 0; i < 3; i++)
+		cr_assert_not_null(e.fx.read[i], "container %d", i);
+	t1 = event_sync(all, 3, e.fx.read);
+	t2 = event_sync(all, 3, NULL);
+	cr_assert_str_eq(t1, t2);
+	cr_assert_not_null(strstr(t1, "\"kubeLabels\":1"), "%s", t1);
+	free(t1);
+	free(t2);
+	spec_free(&a);
+	spec_free(&b);
+}
+
 Test(budget, restored_past_the_budget)
 {
 	struct spec	 h, p;

@@ -171,7 +171,7 @@ Test(event, sync_lists_every_container)
 		snprintf(id[i], sizeof id[i], "c%d", i);
 		spec_of(&s[i], id[i], i == 1);
 	}
-	text = event_sync(s, 3);
+	text = event_sync(s, 3, NULL);
 	got = parse(text);
 	cr_assert_str_eq(json_string_value(json_object_get(got, "op")),
 	    "sync");
@@ -186,7 +186,7 @@ Test(event, sync_lists_every_container)
 	}
 	json_decref(got);
 	free(text);
-	text = event_sync(NULL, 0);
+	text = event_sync(NULL, 0, NULL);
 	got = parse(text);
 	cr_assert_eq(json_array_size(json_object_get(got, "containers")), 0);
 	json_decref(got);
