@@ -473,31 +473,72 @@ fail:
 	return (-EINVAL);
 }
 
+/* The first id from id on whose bit is want (1: set, 0: clear); the
+ * set's end (its words' bits) when there is none. */
+static int
+run_edge(const struct cpuset *s, int id, int want)
+{
+	uint32_t	i = (uint32_t)id / WORD_BITS;
+	uint64_t	w;
+
+	if (i >= s->nwords)
+		return ((int)(s->nwords * WORD_BITS));
+	w = (want ? s->w[i] : ~s->w[i]) & (~0ULL << (id % WORD_BITS));
+	while (w == 0) {
+		if (++i >= s->nwords)
+			return ((int)(s->nwords * WORD_BITS));
+		w = want ? s->w[i] : ~s->w[i];
+	}
+	return ((int)(i * WORD_BITS) + __builtin_ctzll(w));
+}
+
+/* v's decimal digits at p; how many. */
+static size_t
+put_id(char *p, int v)
+{
+	char	digits[12];
+	size_t	n = 0, i;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	for (i = 0; i < n; i++)
+		p[i] = digits[n - 1 - i];
+	return (n);
+}
+
+/*
+ * Runs found a word at a time and ids written by hand: the sets of a
+ * Synchronize's updates and of the state are formatted for every
+ * container, and a bit at a time with snprintf per run cost more than
+ * the rest of a container's text.
+ */
 char *
 cpuset_format(const struct cpuset *s)
 {
 	char	*buf;
 	size_t	 len = 0, size = 64;
-	int	 lo, hi, next, n;
+	int	 lo, hi, end = (int)(s->nwords * WORD_BITS);
 
 	buf = xmalloc(size);
-	buf[0] = '\0';
-	for (lo = cpuset_first(s); lo >= 0; lo = next) {
-		hi = lo;
-		while ((next = cpuset_next(s, hi)) == hi + 1)
-			hi = next;
+	for (lo = run_edge(s, 0, 1); lo < end; lo = run_edge(s, hi + 2, 1)) {
+		hi = run_edge(s, lo, 0) - 1;
 		/* Two ids, a comma, a dash and the NUL fit in 24 bytes. */
 		if (len + 24 > size) {
 			size *= 2;
 			buf = xreallocarray(buf, size, 1);
 		}
-		if (hi == lo)
-			n = snprintf(buf + len, size - len, "%s%d",
-			    len ? "," : "", lo);
-		else
-			n = snprintf(buf + len, size - len, "%s%d-%d",
-			    len ? "," : "", lo, hi);
-		len += (size_t)n;
+		if (len > 0)
+			buf[len++] = ',';
+		len += put_id(buf + len, lo);
+		if (hi > lo) {
+			buf[len++] = '-';
+			len += put_id(buf + len, hi);
+		}
+		if (hi + 2 >= end)
+			break;
 	}
+	buf[len] = '\0';
 	return (buf);
 }

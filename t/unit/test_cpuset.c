@@ -6,6 +6,7 @@
 
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,4 +197,63 @@ Test(cpuset, cleared_words_come_back_empty)
 		cr_assert_eq(cpuset_count(&sets[0]), 1);
 		cpuset_clear(&sets[0]);
 	}
+}
+
+/* The list form a bit at a time, as the reference for cpuset_format. */
+static char *
+format_slowly(const struct cpuset *s)
+{
+	char	*buf = calloc(1, 64 * 1024);
+	size_t	 len = 0;
+	int	 lo, hi;
+
+	for (lo = 0; lo < CPUSET_SETSIZE; lo++) {
+		if (!cpuset_has(s, lo))
+			continue;
+		for (hi = lo; hi + 1 < CPUSET_SETSIZE && cpuset_has(s, hi + 1);
+		    hi++)
+			;
+		len += (size_t)snprintf(buf + len, 64 * 1024 - len,
+		    hi > lo ? "%s%d-%d" : "%s%d", len ? "," : "", lo, hi);
+		lo = hi;
+	}
+	return (buf);
+}
+
+/* Runs that start and end on and across word edges, lone ids, the first
+ * and the last id, and sets grown past what they hold. */
+Test(cpuset, format_is_the_list_a_bit_at_a_time)
+{
+	static const int	 edges[] = { 0, 1, 62, 63, 64, 65, 127, 128,
+	    191, 4095, 4096, 8126, 8127, 8128, 8190, 8191 };
+	struct cpuset		 s = CPUSET_INITIALIZER;
+	unsigned long long	 r = 0x9e3779b97f4a7c15ULL;
+	char			*got, *want;
+	int			 i, k, lo, len;
+
+	for (i = 0; i < 3000; i++) {
+		cpuset_zero(&s);
+		/* Words held past the last id set. */
+		if (i % 7 == 0) {
+			cpuset_add(&s, 8191);
+			cpuset_del(&s, 8191);
+		}
+		for (k = (int)(r % 6); k >= 0; k--) {
+			r ^= r << 13;
+			r ^= r >> 7;
+			r ^= r << 17;
+			lo = r % 3 == 0 ?
+			    edges[r / 3 % (sizeof edges / sizeof edges[0])] :
+			    (int)(r % CPUSET_SETSIZE);
+			len = (int)(r / 7 % (r % 5 == 0 ? 300 : 4));
+			for (; len >= 0 && lo < CPUSET_SETSIZE; len--, lo++)
+				cpuset_add(&s, lo);
+		}
+		got = cpuset_format(&s);
+		want = format_slowly(&s);
+		cr_assert_str_eq(got, want, "set %d", i);
+		free(got);
+		free(want);
+	}
+	cpuset_clear(&s);
 }
