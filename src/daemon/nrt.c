@@ -80,6 +80,11 @@ struct nrt {
 static void	nrt_start(struct nrt *);
 static void	nrt_get_cb(void *, int, json_t *, const char *);
 
+/* What of the object is ours to keep as we say: compared with what the
+ * server holds (nrt_same), and kept as text (nrt_text). */
+static const char *const nrt_keys[] = { "attributes", "zones" };
+#define NRT_NKEYS	(sizeof nrt_keys / sizeof nrt_keys[0])
+
 static void
 nrt_forget(struct nrt *n)
 {
@@ -89,19 +94,18 @@ nrt_forget(struct nrt *n)
 	n->held_text = NULL;
 }
 
-/* The content's attributes and zones (what nrt_same compares) as one
- * canonical text; NULL when jansson cannot write it. */
+/* The content's nrt_keys as one canonical text; NULL when jansson
+ * cannot write it. */
 static char *
 nrt_text(json_t *content)
 {
-	const char	*keys[] = { "attributes", "zones" };
 	json_t		*o = json_object(), *v;
 	char		*t;
 	size_t		 i;
 
-	for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
-		if ((v = json_object_get(content, keys[i])) != NULL)
-			json_object_set(o, keys[i], v);
+	for (i = 0; i < NRT_NKEYS; i++)
+		if ((v = json_object_get(content, nrt_keys[i])) != NULL)
+			json_object_set(o, nrt_keys[i], v);
 	t = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	return (t);
@@ -227,13 +231,12 @@ nrt_object(struct nrt *n, json_t *content, const char *rv)
 static int
 nrt_same(json_t *have, json_t *content)
 {
-	const char	*keys[] = { "attributes", "zones" };
 	json_t		*a, *b;
 	size_t		 i;
 
-	for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-		a = json_object_get(have, keys[i]);
-		b = json_object_get(content, keys[i]);
+	for (i = 0; i < NRT_NKEYS; i++) {
+		a = json_object_get(have, nrt_keys[i]);
+		b = json_object_get(content, nrt_keys[i]);
 		if (a == NULL && b == NULL)
 			continue;
 		if (a == NULL || b == NULL || !json_equal(a, b))
