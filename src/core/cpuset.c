@@ -352,26 +352,31 @@ cpuset_cmp(const struct cpuset *a, const struct cpuset *b)
 	return (0);
 }
 
+/* The first id from id on whose bit is want (1: set, 0: clear); the
+ * set's end (its words' bits) when there is none. */
+static int
+run_edge(const struct cpuset *s, int id, int want)
+{
+	uint32_t	i = (uint32_t)id / WORD_BITS;
+	uint64_t	w;
+
+	if (i >= s->nwords)
+		return ((int)(s->nwords * WORD_BITS));
+	w = (want ? s->w[i] : ~s->w[i]) & (~0ULL << (id % WORD_BITS));
+	while (w == 0) {
+		if (++i >= s->nwords)
+			return ((int)(s->nwords * WORD_BITS));
+		w = want ? s->w[i] : ~s->w[i];
+	}
+	return ((int)(i * WORD_BITS) + __builtin_ctzll(w));
+}
+
 int
 cpuset_next(const struct cpuset *s, int prev)
 {
-	uint32_t	i;
-	uint64_t	w;
-	int		start = prev + 1;
+	int	id = run_edge(s, prev + 1 < 0 ? 0 : prev + 1, 1);
 
-	if (start < 0)
-		start = 0;
-	i = (uint32_t)start / WORD_BITS;
-	if (i >= s->nwords)
-		return (-1);
-	w = s->w[i] & (~0ULL << (start % WORD_BITS));
-	for (;;) {
-		if (w != 0)
-			return ((int)(i * WORD_BITS) + __builtin_ctzll(w));
-		if (++i >= s->nwords)
-			return (-1);
-		w = s->w[i];
-	}
+	return (id < (int)(s->nwords * WORD_BITS) ? id : -1);
 }
 
 int
@@ -471,25 +476,6 @@ bad:
 fail:
 	cpuset_zero(s);
 	return (-EINVAL);
-}
-
-/* The first id from id on whose bit is want (1: set, 0: clear); the
- * set's end (its words' bits) when there is none. */
-static int
-run_edge(const struct cpuset *s, int id, int want)
-{
-	uint32_t	i = (uint32_t)id / WORD_BITS;
-	uint64_t	w;
-
-	if (i >= s->nwords)
-		return ((int)(s->nwords * WORD_BITS));
-	w = (want ? s->w[i] : ~s->w[i]) & (~0ULL << (id % WORD_BITS));
-	while (w == 0) {
-		if (++i >= s->nwords)
-			return ((int)(s->nwords * WORD_BITS));
-		w = want ? s->w[i] : ~s->w[i];
-	}
-	return ((int)(i * WORD_BITS) + __builtin_ctzll(w));
 }
 
 /* v's decimal digits at p; how many. */
