@@ -94,43 +94,16 @@ Test(textbuf, an_adopted_string_grows_at_both_ends)
 /*
  * The escaping and cleaning take eight bytes at a time where they can;
  * what they give must be what a byte at a time gives. The references
- * below are the byte loops, as jansson escapes and checks.
+ * below are the byte loops, as jansson escapes and checks; a sequence
+ * that is not ASCII is read by utf8_seqlen, as both paths read it.
  */
-static size_t
-ref_seqlen(const unsigned char *p)
-{
-	unsigned int	cp;
-	size_t		n, i;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		n = 2;
-		cp = p[0] & 0x1f;
-	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		n = 3;
-		cp = p[0] & 0x0f;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		n = 4;
-		cp = p[0] & 0x07;
-	} else
-		return (0);
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return (0);
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return (0);
-	return (n);
-}
-
 /* One character at p: its bytes (*n) and its width escaped. */
 static size_t
 ref_char(const unsigned char *p, size_t *n, char out[8])
 {
 	*n = 1;
 	if (*p >= 0x80) {
-		if ((*n = ref_seqlen(p)) == 0) {
+		if ((*n = utf8_seqlen(p)) == 0) {
 			*n = 1;
 			memcpy(out, "\xef\xbf\xbd", 3);
 			return (3);
@@ -213,7 +186,7 @@ Test(textbuf, word_steps_give_what_byte_steps_give)
 			w = ref_char(p, &n, c);
 			memcpy(want + wlen, c, w);
 			wlen += w;
-			if (*p >= 0x80 && ref_seqlen(p) == 0)
+			if (*p >= 0x80 && utf8_seqlen(p) == 0)
 				valid = 0;
 		}
 		want[wlen] = '\0';
