@@ -1512,8 +1512,7 @@ container_grant(struct policy *P, struct cspec *spec, const char *hint,
 
 	*out = NULL;
 	g = grant_new(spec->id, GRANT_CONTAINER);
-	g->spec = *spec;
-	memset(spec, 0, sizeof *spec);
+	cspec_move(&g->spec, spec);
 	/* Its affinities are read whether or not it is placed by score:
 	 * one pinned to a claim is refused for a bad annotation too. */
 	if ((rc = request_from_spec(P, &g->spec, &g->req, cause)) == 0)
@@ -1524,8 +1523,7 @@ container_grant(struct policy *P, struct cspec *spec, const char *hint,
 	    (rc = policy_allocate_container(P, g, hint, &affs, fx,
 	    cause)) != 0)) {
 		affinity_set_clear(&affs);
-		*spec = g->spec;
-		memset(&g->spec, 0, sizeof g->spec);
+		cspec_move(spec, &g->spec);
 		grant_free(g);
 		return (rc);
 	}
@@ -1956,8 +1954,7 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 			free(why);
 			why = NULL;
 			g = grant_new(spec.id, GRANT_CONTAINER);
-			g->spec = spec;
-			memset(&spec, 0, sizeof spec);
+			cspec_move(&g->spec, &spec);
 			/* Its memory as asked, when that much can be read. */
 			(void)request_from_spec(N, &g->spec, &g->req, NULL);
 			grant_fallback(N, g);

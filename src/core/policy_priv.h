@@ -281,6 +281,9 @@ void	cspec_take_meta(struct cspec *, struct cspec *);
 struct policy_kv *cspec_labels(const struct cspec *, int *);
 int	cspec_same_meta(const struct cspec *, const struct container_spec *);
 void	cspec_dup(struct cspec *, const struct cspec *);
+/* What src holds goes to dst (dst's own is not freed); src is left
+ * empty. */
+void	cspec_move(struct cspec *dst, struct cspec *src);
 void	cspec_clear(struct cspec *);
 int	cspec_check(const struct container_spec *, char **);
 int	request_check_id(const char *, const char *, char **);

@@ -458,6 +458,13 @@ kv_free(struct policy_kv *kv, int n)
 }
 
 void
+cspec_move(struct cspec *dst, struct cspec *src)
+{
+	*dst = *src;
+	memset(src, 0, sizeof *src);
+}
+
+void
 cspec_clear(struct cspec *c)
 {
 	free(c->id);
