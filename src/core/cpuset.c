@@ -172,6 +172,15 @@ cpuset_add_range(struct cpuset *s, int lo, int hi)
 }
 
 void
+cpuset_add_low(struct cpuset *s, uint64_t bits)
+{
+	if (bits == 0)
+		return;
+	cpuset_grow(s, 1);
+	s->w[0] |= bits;
+}
+
+void
 cpuset_del(struct cpuset *s, int id)
 {
 	if (id < 0 || (uint32_t)id / WORD_BITS >= s->nwords)

@@ -31,6 +31,8 @@ void		 cpuset_free(struct cpuset *);
 void		 cpuset_zero(struct cpuset *);
 int		 cpuset_add(struct cpuset *, int);
 int		 cpuset_add_range(struct cpuset *, int, int);
+/* Adds the ids 0 to 63 whose bits are set in the word. */
+void		 cpuset_add_low(struct cpuset *, uint64_t);
 void		 cpuset_del(struct cpuset *, int);
 int		 cpuset_has(const struct cpuset *, int);
 

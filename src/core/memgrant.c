@@ -73,12 +73,21 @@ policy_mem_mask(const struct policy *P, const struct cpuset *nodes)
 void
 policy_mem_nodes(const struct policy *P, memmask_t m, struct cpuset *out)
 {
-	int	i, nn = topology_nnodes(P->topo);
+	uint64_t	low = 0;
+	int		i, id, nn = topology_nnodes(P->topo);
 
 	cpuset_zero(out);
-	for (i = 0; i < nn && i < MEMALLOC_MAX_NODES; i++)
-		if (m & ((memmask_t)1 << i))
-			cpuset_add(out, topology_node(P->topo, i)->id);
+	/* Set bit by set bit, ids below 64 gathered in one word: every
+	 * container a claim moves has its zone's nodes made here. */
+	for (; m != 0; m &= m - 1) {
+		if ((i = __builtin_ctzll(m)) >= nn)
+			break;
+		if ((id = topology_node(P->topo, i)->id) < 64)
+			low |= 1ULL << id;
+		else
+			(void)cpuset_add(out, id);
+	}
+	cpuset_add_low(out, low);
 }
 
 /* The nodes a request starts from in pool p (getMemOffer's affinity):

@@ -125,6 +125,41 @@ Test(cpuset, algebra)
 	cpuset_clear(&c);
 }
 
+/* The low word added at once is its ids added one by one. */
+Test(cpuset, low_word_added_at_once)
+{
+	struct cpuset	a = CPUSET_INITIALIZER, b = CPUSET_INITIALIZER;
+	uint64_t	w;
+	int		k, id;
+
+	srand(7);
+	for (k = 0; k < 200; k++) {
+		w = (uint64_t)rand() << 33 ^ (uint64_t)rand() << 11 ^
+		    (uint64_t)rand();
+		if (k % 5 == 0)
+			w = k % 2 ? 1ULL << 63 : 0;
+		cpuset_zero(&a);
+		cpuset_zero(&b);
+		if (k % 3 == 0) {	/* above the word, kept */
+			cr_assert_eq(cpuset_add(&a, 300 + k), 0);
+			cr_assert_eq(cpuset_add(&b, 300 + k), 0);
+		}
+		cpuset_add_low(&a, w);
+		for (id = 0; id < 64; id++)
+			if (w >> id & 1)
+				cr_assert_eq(cpuset_add(&b, id), 0);
+		cr_assert(cpuset_equal(&a, &b), "word %llx",
+		    (unsigned long long)w);
+		cr_assert_eq(cpuset_count(&a), cpuset_count(&b));
+	}
+	/* Nothing added to a set that owns nothing: it still owns nothing. */
+	cpuset_clear(&a);
+	cpuset_add_low(&a, 0);
+	cr_assert_eq(a.nwords, 0);
+	cpuset_clear(&a);
+	cpuset_clear(&b);
+}
+
 Test(cpuset, iteration_and_order)
 {
 	struct cpuset	*s = testlib_set("3,63,64,200,8191");
