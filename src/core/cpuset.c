@@ -312,6 +312,10 @@ cpuset_equal(const struct cpuset *a, const struct cpuset *b)
 {
 	uint32_t	i, n;
 
+	/* Most sets compared were made alike, with as many words. */
+	if (a->nwords == b->nwords)
+		return (a->nwords == 0 ||
+		    memcmp(a->w, b->w, a->nwords * sizeof *a->w) == 0);
 	n = a->nwords > b->nwords ? a->nwords : b->nwords;
 	for (i = 0; i < n; i++)
 		if (word(a, i) != word(b, i))
