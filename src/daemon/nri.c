@@ -296,6 +296,7 @@ acc_updates(const struct acc *a, const struct policy *P,
 	const struct pinning	*p;
 	int			 i;
 
+	nri_updates_reserve(us, us->n + (size_t)a->n);
 	for (i = 0; i < a->n; i++)
 		if (a->ids[i] != NULL &&
 		    (p = policy_pinning(P, a->ids[i])) != NULL)

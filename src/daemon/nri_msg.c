@@ -308,6 +308,7 @@ struct nri_settext {
 	uint64_t	 hash;
 	struct cpuset	 set;
 	char		*text;		/* NULL: a free slot */
+	size_t		 len;
 };
 
 /* FNV-1a over the words up to the last one set: equal sets, however
@@ -366,7 +367,7 @@ sets_grow(struct nri_updates *us)
  * together, send a few dozen sets of kilobytes each).
  */
 static const char *
-set_text(struct nri_updates *us, const struct cpuset *s)
+set_text(struct nri_updates *us, const struct cpuset *s, uint32_t *len)
 {
 	struct nri_settext	*e;
 	uint64_t		 h;
@@ -380,8 +381,10 @@ set_text(struct nri_updates *us, const struct cpuset *s)
 		cpuset_init(&e->set);
 		cpuset_copy(&e->set, s);
 		e->text = cpuset_format(s);
+		e->len = strlen(e->text);
 		us->nsets++;
 	}
+	*len = (uint32_t)e->len;
 	return (e->text);
 }
 
@@ -449,22 +452,34 @@ fill_cpu(const struct pinning *p, NRI(LinuxResources) *res,
 }
 
 /*
- * One update as the list keeps it: its id and what its cpu message says.
- * The message itself (five nested protobuf-c structs, some 400 bytes) is
- * made on the stack only while it is sized or packed (nri_updates_view),
- * so a list of a thousand updates is 32 KB, not 400.
+ * One update as the list keeps it: its id and what its cpu message says,
+ * with the texts' lengths, which is all the encoder needs (nriupd_cpu);
+ * a list of a thousand updates is 48 KB. The protobuf-c message (five
+ * nested structs, some 400 bytes) is only made for a view.
  */
 struct nri_upd {
-	char		*id;
+	const char	*id;		/* the pinning's */
 	const char	*cpus;		/* a text of the list's, or NULL */
 	const char	*mems;		/* likewise */
 	uint64_t	 shares;	/* 0: not set */
+	uint32_t	 idlen;		/* the texts' lengths, 0 for NULL */
+	uint32_t	 cpuslen;
+	uint32_t	 memslen;
 };
 
 void
 nri_updates_init(struct nri_updates *us)
 {
 	memset(us, 0, sizeof *us);
+}
+
+void
+nri_updates_reserve(struct nri_updates *us, size_t n)
+{
+	if (n <= us->cap)
+		return;
+	us->cap = n;
+	us->u = xreallocarray(us->u, us->cap, sizeof *us->u);
 }
 
 void
@@ -476,14 +491,16 @@ nri_updates_add(struct nri_updates *us, const struct pinning *p)
 
 	if (p->id == NULL || !pin_parts(p, &c, &mm, &sh))
 		return;
-	if (us->n == us->cap) {
-		us->cap = us->cap ? 2 * us->cap : 16;
-		us->u = xreallocarray(us->u, us->cap, sizeof *us->u);
-	}
+	if (us->n == us->cap)
+		nri_updates_reserve(us, us->cap ? 2 * us->cap : 16);
 	m = &us->u[us->n++];
-	m->id = xstrdup(p->id);
-	m->cpus = c != NULL ? set_text(us, c) : NULL;
-	m->mems = mm != NULL ? set_text(us, mm) : NULL;
+	memset(m, 0, sizeof *m);
+	m->id = p->id;
+	m->idlen = (uint32_t)strlen(p->id);
+	if (c != NULL)
+		m->cpus = set_text(us, c, &m->cpuslen);
+	if (mm != NULL)
+		m->mems = set_text(us, mm, &m->memslen);
 	m->shares = sh;
 }
 
@@ -499,7 +516,7 @@ nri_updates_view(const struct nri_updates *us, size_t i,
 
 	v->u = u0;
 	v->lu = lu0;
-	v->u.container_id = m->id;
+	v->u.container_id = (char *)m->id;
 	v->u.linux = &v->lu;
 	v->lu.resources = &v->res;
 	fill_res(&v->res, &v->cpu, &v->shares, m->cpus, m->mems, m->shares);
@@ -512,21 +529,42 @@ nri_updates_id(const struct nri_updates *us, size_t i)
 	return (us->u[i].id);
 }
 
+/* Update i as the encoder's fields: the message its view is, with the
+ * lengths the list keeps. */
+static void
+upd_fields(const struct nri_updates *us, size_t i, struct nriupd_cpu *f)
+{
+	const struct nri_upd	*m = &us->u[i];
+
+	memset(f, 0, sizeof *f);
+	f->id = m->id;
+	f->idlen = m->idlen;
+	f->depth = NRIUPD_CPU;
+	f->has_shares = m->shares > 0;
+	f->shares = m->shares;
+	f->cpus = m->cpus;
+	f->cpuslen = m->cpuslen;
+	f->mems = m->mems;
+	f->memslen = m->memslen;
+}
+
 size_t
 nri_updates_size(const struct nri_updates *us, size_t i)
 {
-	struct nri_upd_view	v;
+	struct nriupd_cpu	f;
 
-	return (nriupd_size(nri_updates_view(us, i, &v)));
+	upd_fields(us, i, &f);
+	return (nriupd_cpu_size(&f));
 }
 
 uint8_t *
 nri_updates_put(const struct nri_updates *us, size_t i, int field,
     uint8_t *p)
 {
-	struct nri_upd_view	v;
+	struct nriupd_cpu	f;
 
-	return (nriupd_put(nri_updates_view(us, i, &v), field, p));
+	upd_fields(us, i, &f);
+	return (nriupd_cpu_put(&f, field, p));
 }
 
 void
@@ -534,8 +572,6 @@ nri_updates_clear(struct nri_updates *us)
 {
 	size_t	i;
 
-	for (i = 0; i < us->n; i++)
-		free(us->u[i].id);
 	free(us->u);
 	for (i = 0; i < us->capsets; i++)
 		if (us->sets[i].text != NULL) {

@@ -79,8 +79,12 @@ struct nri_updates {
 };
 
 void		nri_updates_init(struct nri_updates *);
+/* Room for n updates in all, made at once. */
+void		nri_updates_reserve(struct nri_updates *, size_t);
 /* Adds one update; a pinning that sets nothing is skipped. The list
- * keeps what it needs of the pinning. */
+ * keeps its sets' texts, but its id is the pinning's: the pinnings must
+ * stay as they are while the list is used (the policy's own, between two
+ * events). */
 void		nri_updates_add(struct nri_updates *, const struct pinning *);
 void		nri_updates_clear(struct nri_updates *);
 /* Update i's container id. */

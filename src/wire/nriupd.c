@@ -26,26 +26,6 @@ field_size(size_t body)
 	return (1 + pbwire_varint_size(body) + body);
 }
 
-static size_t
-str_size(const char *s)
-{
-	return (s != NULL && *s != '\0' ? field_size(strlen(s)) : 0);
-}
-
-static uint8_t *
-str_put(int field, const char *s, uint8_t *p)
-{
-	size_t	len;
-
-	if (s == NULL || *s == '\0')
-		return (p);
-	len = strlen(s);
-	*p++ = TAG(field, PBWIRE_LEN);
-	p = pbwire_varint_put(len, p);
-	memcpy(p, s, len);
-	return (p + len);
-}
-
 /* Whether only the fields known here are set. */
 static int
 known(const NRI(ContainerUpdate) *u)
@@ -79,89 +59,152 @@ struct sizes {
 	size_t	shares, cpu, res, lin, upd;
 };
 
+static size_t
+text_size(size_t len)
+{
+	return (len != 0 ? field_size(len) : 0);
+}
+
 static void
-sizes_of(const NRI(ContainerUpdate) *u, struct sizes *z)
+sizes_of(const struct nriupd_cpu *f, struct sizes *z)
+{
+	memset(z, 0, sizeof *z);
+	if (f->depth >= NRIUPD_CPU) {
+		if (f->has_shares) {
+			if (f->shares != 0)
+				z->shares = 1 + pbwire_varint_size(f->shares);
+			z->cpu += field_size(z->shares);
+		}
+		z->cpu += text_size(f->cpuslen) + text_size(f->memslen);
+		z->res = field_size(z->cpu);
+	}
+	if (f->depth >= NRIUPD_RESOURCES)
+		z->lin = field_size(z->res);
+	z->upd = text_size(f->idlen);
+	if (f->depth >= NRIUPD_LINUX)
+		z->upd += field_size(z->lin);
+	if (f->ignore_failure)
+		z->upd += 2;
+}
+
+static uint8_t *
+text_put(int field, const char *s, size_t len, uint8_t *p)
+{
+	if (len == 0)
+		return (p);
+	*p++ = TAG(field, PBWIRE_LEN);
+	p = pbwire_varint_put(len, p);
+	memcpy(p, s, len);
+	return (p + len);
+}
+
+size_t
+nriupd_cpu_size(const struct nriupd_cpu *f)
+{
+	struct sizes	z;
+
+	sizes_of(f, &z);
+	return (field_size(z.upd));
+}
+
+uint8_t *
+nriupd_cpu_put(const struct nriupd_cpu *f, int field, uint8_t *p)
+{
+	struct sizes	z;
+
+	sizes_of(f, &z);
+	*p++ = TAG(field & 15, PBWIRE_LEN);
+	p = pbwire_varint_put(z.upd, p);
+	p = text_put(1, f->id, f->idlen, p);
+	if (f->depth >= NRIUPD_LINUX) {
+		*p++ = TAG(2, PBWIRE_LEN);
+		p = pbwire_varint_put(z.lin, p);
+	}
+	if (f->depth >= NRIUPD_RESOURCES) {
+		*p++ = TAG(1, PBWIRE_LEN);
+		p = pbwire_varint_put(z.res, p);
+	}
+	if (f->depth >= NRIUPD_CPU) {
+		*p++ = TAG(2, PBWIRE_LEN);
+		p = pbwire_varint_put(z.cpu, p);
+		if (f->has_shares) {
+			*p++ = TAG(1, PBWIRE_LEN);
+			p = pbwire_varint_put(z.shares, p);
+			if (f->shares != 0) {
+				*p++ = TAG(1, PBWIRE_VARINT);
+				p = pbwire_varint_put(f->shares, p);
+			}
+		}
+		p = text_put(6, f->cpus, f->cpuslen, p);
+		p = text_put(7, f->mems, f->memslen, p);
+	}
+	if (f->ignore_failure) {
+		*p++ = TAG(3, PBWIRE_VARINT);
+		*p++ = 1;
+	}
+	return (p);
+}
+
+static size_t
+text_len(const char *s)
+{
+	return (s != NULL ? strlen(s) : 0);
+}
+
+/* u, whose fields are all known (known()), as the encoder's fields. */
+static void
+flatten(const NRI(ContainerUpdate) *u, struct nriupd_cpu *f)
 {
 	const NRI(LinuxResources)	*r;
 	const NRI(LinuxCPU)		*c;
 
-	memset(z, 0, sizeof *z);
-	r = u->linux != NULL ? u->linux->resources : NULL;
-	c = r != NULL ? r->cpu : NULL;
-	if (c != NULL) {
-		if (c->shares != NULL) {
-			if (c->shares->value != 0)
-				z->shares = 1 +
-				    pbwire_varint_size(c->shares->value);
-			z->cpu += field_size(z->shares);
-		}
-		z->cpu += str_size(c->cpus) + str_size(c->mems);
-		z->res = field_size(z->cpu);
+	memset(f, 0, sizeof *f);
+	f->id = u->container_id;
+	f->idlen = text_len(u->container_id);
+	f->ignore_failure = u->ignore_failure != 0;
+	if (u->linux == NULL)
+		return;
+	f->depth = NRIUPD_LINUX;
+	if ((r = u->linux->resources) == NULL)
+		return;
+	f->depth = NRIUPD_RESOURCES;
+	if ((c = r->cpu) == NULL)
+		return;
+	f->depth = NRIUPD_CPU;
+	f->cpus = c->cpus;
+	f->cpuslen = text_len(c->cpus);
+	f->mems = c->mems;
+	f->memslen = text_len(c->mems);
+	if (c->shares != NULL) {
+		f->has_shares = 1;
+		f->shares = c->shares->value;
 	}
-	if (r != NULL)
-		z->lin = field_size(z->res);
-	z->upd = str_size(u->container_id);
-	if (u->linux != NULL)
-		z->upd += field_size(z->lin);
-	if (u->ignore_failure)
-		z->upd += 2;
 }
 
 size_t
 nriupd_size(const NRI(ContainerUpdate) *u)
 {
-	struct sizes	z;
+	struct nriupd_cpu	f;
 
 	if (!known(u))
 		return (field_size(protobuf_c_message_get_packed_size(
 		    &u->base)));
-	sizes_of(u, &z);
-	return (field_size(z.upd));
+	flatten(u, &f);
+	return (nriupd_cpu_size(&f));
 }
 
 uint8_t *
 nriupd_put(const NRI(ContainerUpdate) *u, int field, uint8_t *p)
 {
-	const NRI(LinuxResources)	*r;
-	const NRI(LinuxCPU)		*c;
-	struct sizes			 z;
-	size_t				 n;
+	struct nriupd_cpu	f;
+	size_t			n;
 
-	*p++ = TAG(field & 15, PBWIRE_LEN);
 	if (!known(u)) {
+		*p++ = TAG(field & 15, PBWIRE_LEN);
 		n = protobuf_c_message_get_packed_size(&u->base);
 		p = pbwire_varint_put(n, p);
 		return (p + protobuf_c_message_pack(&u->base, p));
 	}
-	sizes_of(u, &z);
-	p = pbwire_varint_put(z.upd, p);
-	p = str_put(1, u->container_id, p);
-	if (u->linux != NULL) {
-		*p++ = TAG(2, PBWIRE_LEN);
-		p = pbwire_varint_put(z.lin, p);
-		if ((r = u->linux->resources) != NULL) {
-			*p++ = TAG(1, PBWIRE_LEN);
-			p = pbwire_varint_put(z.res, p);
-			if ((c = r->cpu) != NULL) {
-				*p++ = TAG(2, PBWIRE_LEN);
-				p = pbwire_varint_put(z.cpu, p);
-				if (c->shares != NULL) {
-					*p++ = TAG(1, PBWIRE_LEN);
-					p = pbwire_varint_put(z.shares, p);
-					if (c->shares->value != 0) {
-						*p++ = TAG(1, PBWIRE_VARINT);
-						p = pbwire_varint_put(
-						    c->shares->value, p);
-					}
-				}
-				p = str_put(6, c->cpus, p);
-				p = str_put(7, c->mems, p);
-			}
-		}
-	}
-	if (u->ignore_failure) {
-		*p++ = TAG(3, PBWIRE_VARINT);
-		*p++ = 1;
-	}
-	return (p);
+	flatten(u, &f);
+	return (nriupd_cpu_put(&f, field, p));
 }

@@ -51,7 +51,7 @@ Test(nri_msg, each_update_carries_its_own_sets)
 	NRI(ContainerUpdate)		*v[NCTRS];
 	struct nri_upd_view		 views[NCTRS];
 	struct nri_updates		 us;
-	struct pinning			 p;
+	struct pinning			 p[NCTRS];
 	uint8_t				*buf;
 	size_t				 len, i;
 	char				 want[64];
@@ -59,9 +59,11 @@ Test(nri_msg, each_update_carries_its_own_sets)
 
 	nri_updates_init(&us);
 	for (i = 0; i < NCTRS; i++) {
-		pinning_of((int)i, &p);
-		nri_updates_add(&us, &p);
-		pinning_done(&p);	/* the updates keep what they need */
+		pinning_of((int)i, &p[i]);
+		nri_updates_add(&us, &p[i]);
+		/* The list keeps its sets' texts; the id is the pinning's. */
+		cpuset_clear(&p[i].cpus);
+		cpuset_clear(&p[i].mems);
 	}
 	cr_assert_eq(us.n, NCTRS);
 	/* Each set formatted once: NSETS of CPUs, 4 of memory nodes. */
@@ -75,6 +77,8 @@ Test(nri_msg, each_update_carries_its_own_sets)
 	buf = xmalloc(len);
 	cr_assert_eq(protobuf_c_message_pack(&req.base, buf), len);
 	nri_updates_clear(&us);
+	for (i = 0; i < NCTRS; i++)
+		pinning_done(&p[i]);
 
 	back = nri__pkg__api__v1alpha1__update_containers_request__unpack(
 	    NULL, len, buf);
@@ -153,27 +157,27 @@ Test(nri_msg, hand_packed_updates_are_protobuf_c_bytes)
 	    NRI__PKG__API__V1ALPHA1__OPTIONAL_UINT64__INIT;
 	NRI(ContainerUpdate)	 bare =
 	    NRI__PKG__API__V1ALPHA1__CONTAINER_UPDATE__INIT;
-	NRI(ContainerUpdate)	*v[NCTRS + 1];
-	struct nri_upd_view	 views[NCTRS];
+	struct nri_upd_view	 views[NCTRS], part[2];
+	NRI(ContainerUpdate)	*v[NCTRS + 3];
 	struct nri_updates	 us;
-	struct pinning		 p;
+	struct pinning		 p[NCTRS];
 	uint8_t			*want, *got, *q;
 	char			 big[8192];
 	size_t			 i, n, len;
 
 	nri_updates_init(&us);
 	for (i = 0; i < NCTRS; i++) {
-		pinning_of((int)i, &p);
+		pinning_of((int)i, &p[i]);
 		/* Some without CPUs, without memory, without shares. */
-		p.pin_cpus = i % 5 != 1;
-		p.pin_mems = i % 7 != 2;
+		p[i].pin_cpus = i % 5 != 1;
+		p[i].pin_mems = i % 7 != 2;
 		if (i % 3 == 0)
-			p.shares = 0;
+			p[i].shares = 0;
 		/* A long set: lengths over 127 take two length bytes. */
 		if (i == 9)
-			cr_assert_eq(cpuset_add_range(&p.cpus, 100, 4000), 0);
-		nri_updates_add(&us, &p);
-		pinning_done(&p);
+			cr_assert_eq(cpuset_add_range(&p[i].cpus, 100, 4000),
+			    0);
+		nri_updates_add(&us, &p[i]);
 	}
 	/* One sets nothing (51: no CPUs, no memory, no shares). */
 	cr_assert_eq(us.n, NCTRS - 1);
@@ -209,8 +213,15 @@ Test(nri_msg, hand_packed_updates_are_protobuf_c_bytes)
 	v[6]->container_id = big;
 	bare.container_id = (char *)"";
 	v[n++] = &bare;
+	/* The nested messages present down to linux, and to resources. */
+	v[n] = (NRI(ContainerUpdate) *)nri_updates_view(&us, 0, &part[0]);
+	v[n++]->linux->resources = NULL;
+	v[n] = (NRI(ContainerUpdate) *)nri_updates_view(&us, 1, &part[1]);
+	v[n++]->linux->resources->cpu = NULL;
 	assert_same_bytes(v, n);
 	nri_updates_clear(&us);
+	for (i = 0; i < NCTRS; i++)
+		pinning_done(&p[i]);
 }
 
 /* A set held in more words is the same set: formatted once. */
@@ -218,21 +229,22 @@ Test(nri_msg, a_set_is_one_whatever_its_words)
 {
 	struct nri_updates	 us;
 	struct nri_upd_view	 a, b;
-	struct pinning		 p;
+	struct pinning		 p[2];
 
 	nri_updates_init(&us);
-	pinning_of(0, &p);
-	nri_updates_add(&us, &p);
-	pinning_done(&p);
-	pinning_of(0, &p);
-	cr_assert_eq(cpuset_add(&p.cpus, 4000), 0);
-	cpuset_del(&p.cpus, 4000);
-	nri_updates_add(&us, &p);
-	pinning_done(&p);
+	pinning_of(0, &p[0]);
+	nri_updates_add(&us, &p[0]);
+	pinning_of(0, &p[1]);
+	cr_assert_eq(cpuset_add(&p[1].cpus, 4000), 0);
+	cpuset_del(&p[1].cpus, 4000);
+	nri_updates_add(&us, &p[1]);
 	cr_assert_eq(us.n, 2);
 	cr_assert_eq(us.nsets, 2, "%zu sets", us.nsets);
 	cr_assert_eq(nri_updates_view(&us, 0, &a)->linux->resources->cpu->cpus,
 	    nri_updates_view(&us, 1, &b)->linux->resources->cpu->cpus);
+	cr_assert_eq(nri_updates_size(&us, 0), nri_updates_size(&us, 1));
 	nri_updates_clear(&us);
+	pinning_done(&p[0]);
+	pinning_done(&p[1]);
 }
 
