@@ -10,7 +10,13 @@
 struct strmap;
 
 struct strmap	*strmap_new(void);
+/* A map whose keys are copied into blocks it owns, for a set filled and
+ * emptied every loop turn: no allocation per key, and a deleted key's
+ * bytes stay taken until strmap_reset. */
+struct strmap	*strmap_new_pooled(void);
 void		 strmap_free(struct strmap *);
+/* Empties the map, keeping its table's size and its key blocks. */
+void		 strmap_reset(struct strmap *);
 /* strmap_free, and each value given to fn first (free, a _free). */
 void		 strmap_free_all(struct strmap *, void (*fn)(void *));
 void		*strmap_get(const struct strmap *, const char *);

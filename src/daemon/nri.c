@@ -161,7 +161,7 @@ struct acc {
 	const char	**ids;	/* idx's keys; NULL where one was dropped */
 	int		  n;
 	int		  cap;	/* room in ids */
-	struct strmap	 *idx;	/* id -> index + 1 */
+	struct strmap	 *idx;	/* id -> index + 1; keys pooled */
 };
 
 /* A container the runtime told us of, for RemovePodSandbox. */
@@ -222,7 +222,7 @@ static void
 acc_init(struct acc *a)
 {
 	memset(a, 0, sizeof *a);
-	a->idx = strmap_new();
+	a->idx = strmap_new_pooled();
 }
 
 static void
@@ -233,11 +233,12 @@ acc_clear(struct acc *a)
 	memset(a, 0, sizeof *a);
 }
 
+/* Empty, keeping its room: the queue is filled and emptied each turn. */
 static void
 acc_reset(struct acc *a)
 {
-	acc_clear(a);
-	acc_init(a);
+	strmap_reset(a->idx);
+	a->n = 0;
 }
 
 static int

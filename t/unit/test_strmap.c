@@ -117,3 +117,65 @@ Test(strmap, add_puts_once)
 	cr_assert_not_null(strmap_add(m, "container", (void *)4));
 	strmap_free(m);
 }
+
+/*
+ * A pooled map holds its keys in blocks: every key it gave back is still
+ * its text after many blocks were filled, keys longer than a block are
+ * kept whole, a reset empties the map and the next round of keys (fewer,
+ * then more than before) is found and given back as the first was.
+ */
+Test(strmap, pooled_keys_live_until_reset)
+{
+	struct strmap	*m = strmap_new_pooled();
+	const char	*own[NKEYS];
+	char		 id[65], *big;
+	unsigned	 i, round, n;
+
+	big = xmalloc(20000);
+	memset(big, 'b', 19999);
+	big[19999] = '\0';
+	for (round = 0; round < 3; round++) {
+		n = round == 1 ? NKEYS / 3 : NKEYS;
+		for (i = 0; i < n; i++) {
+			id_of(i + round * 7, id);
+			own[i] = strmap_add(m, id, (void *)(uintptr_t)(i + 1));
+			cr_assert_not_null(own[i], "round %u key %u", round, i);
+			if (i == 100) {
+				big[0] = (char)('a' + round);
+				cr_assert_str_eq(strmap_add(m, big, (void *)1),
+				    big);
+			}
+		}
+		cr_assert_eq(strmap_count(m), n + 1);
+		for (i = 0; i < n; i += 3) {
+			id_of(i + round * 7, id);
+			cr_assert_str_eq(own[i], id);
+			cr_assert_eq((uintptr_t)strmap_get(m, id), i + 1);
+		}
+		/* A deleted key is gone; the others keep their texts. */
+		id_of(round * 7, id);
+		cr_assert_eq((uintptr_t)strmap_del(m, id), 1);
+		cr_assert_null(strmap_get(m, id));
+		id_of(1 + round * 7, id);
+		cr_assert_str_eq(own[1], id);
+		cr_assert_null(strmap_add(m, id, (void *)9), "there once");
+		strmap_reset(m);
+		cr_assert_eq(strmap_count(m), 0);
+		cr_assert_null(strmap_get(m, id));
+		cr_assert_null(strmap_get(m, big));
+	}
+	/* A plain map is emptied by a reset as well, its keys freed. */
+	strmap_free(m);
+	m = strmap_new();
+	for (i = 0; i < 100; i++) {
+		id_of(i, id);
+		cr_assert_not_null(strmap_add(m, id, (void *)1));
+	}
+	strmap_reset(m);
+	cr_assert_eq(strmap_count(m), 0);
+	id_of(5, id);
+	cr_assert_null(strmap_get(m, id));
+	cr_assert_not_null(strmap_add(m, id, (void *)2));
+	strmap_free(m);
+	free(big);
+}
