@@ -70,6 +70,11 @@ explain_rule_rank(const char *rule)
 {
 	int	i;
 
+	/* score_cmp's texts are the literals above, most often merged
+	 * into one by the linker: their pointers are tried first. */
+	for (i = 0; rule != NULL && i < NRULES; i++)
+		if (rules[i] == rule)
+			return (i);
 	for (i = 0; rule != NULL && i < NRULES; i++)
 		if (strcmp(rules[i], rule) == 0)
 			return (i);
