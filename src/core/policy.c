@@ -78,9 +78,8 @@ policy_effects_clear(struct policy_effects *fx)
 
 	pinning_clear(&fx->self);
 	free(fx->self_pool);
-	for (i = 0; i < fx->nupdates; i++)
-		free(fx->updates[i].id);
 	free(fx->updates);
+	strpool_clear(&fx->ids);
 	for (i = 0; i < fx->npools; i++)
 		free(fx->pools[i]);
 	free(fx->pools);
@@ -1140,7 +1139,8 @@ effects_moved(const struct policy *P, const struct grant *g, int supply_only,
 		    fx->nupdates ? 2 * (size_t)fx->nupdates : 16,
 		    sizeof *fx->updates);
 	u = &fx->updates[fx->nupdates++];
-	u->id = xstrdup(g->key);
+	/* A claim moves hundreds: their ids are copied into one pool. */
+	u->id = strpool_dup(&fx->ids, g->key);
 	/* Neither its pool nor its memory changed (both make it dirty), so
 	 * what its file is did not either. */
 	u->pool_file = supply_only &&

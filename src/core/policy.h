@@ -19,6 +19,7 @@
 #include "cpuset.h"
 #include "dradev.h"
 #include "pool.h"
+#include "strpool.h"
 #include "topology.h"
 
 /* Named limits (documented in topoawared(8)). */
@@ -169,6 +170,7 @@ struct policy_effects {
 	char		*self_pool;	/* and its pool's name, or "claims" */
 	int		 nupdates;	/* their pinnings: policy_pinning() */
 	struct policy_update *updates;	/* other containers, in no order */
+	struct strpool	 ids;		/* the updates' ids */
 	int		 npools;
 	char		**pools;	/* pools of the pool_file updates */
 	int		 save;		/* the state changed: save it */

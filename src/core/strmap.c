@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "strmap.h"
+#include "strpool.h"
 #include "xmalloc.h"
 
 struct slot {
@@ -19,23 +20,12 @@ struct slot {
 	uint32_t hash;
 };
 
-/* Where a pooled map's keys are copied: blocks kept until the map is
- * freed, and filled again from the first after a reset. */
-#define KEYBLOCK	8192
-struct keyblock {
-	struct keyblock	*next;
-	size_t		 size;
-	size_t		 used;
-	char		 data[];
-};
-
 struct strmap {
 	size_t		 size;		/* power of two */
 	size_t		 count;
 	struct slot	*slots;
-	int		 pooled;	/* keys in blocks, not one malloc each */
-	struct keyblock	*blocks;	/* the first */
-	struct keyblock	*cur;		/* the one being filled */
+	int		 pooled;	/* keys in pool, not one malloc each */
+	struct strpool	 pool;
 };
 
 /*
@@ -86,18 +76,14 @@ strmap_new_pooled(void)
 void
 strmap_free(struct strmap *m)
 {
-	struct keyblock	*b, *next;
-	size_t		 i;
+	size_t	i;
 
 	if (m == NULL)
 		return;
 	if (!m->pooled)
 		for (i = 0; i < m->size; i++)
 			free(m->slots[i].key);
-	for (b = m->blocks; b != NULL; b = next) {
-		next = b->next;
-		free(b);
-	}
+	strpool_clear(&m->pool);
 	free(m->slots);
 	free(m);
 }
@@ -105,9 +91,10 @@ strmap_free(struct strmap *m)
 void
 strmap_reset(struct strmap *m)
 {
-	struct keyblock	*b;
-	size_t		 i;
+	size_t	i;
 
+	/* Keys deleted since the last reset still hold their pool bytes. */
+	strpool_reset(&m->pool);
 	if (m->count == 0)
 		return;
 	if (!m->pooled)
@@ -115,36 +102,6 @@ strmap_reset(struct strmap *m)
 			free(m->slots[i].key);
 	memset(m->slots, 0, m->size * sizeof *m->slots);
 	m->count = 0;
-	for (b = m->blocks; b != NULL; b = b->next)
-		b->used = 0;
-	m->cur = m->blocks;
-}
-
-/* A pooled map's copy of key (len bytes and its NUL): in the block being
- * filled, or the next one with room, or a new one at the end. */
-static char *
-pool_copy(struct strmap *m, const char *key, size_t len)
-{
-	struct keyblock	*b, **tail;
-	size_t		 size;
-
-	for (b = m->cur; b != NULL; b = b->next)
-		if (b->size - b->used > len)
-			break;
-	if (b == NULL) {
-		size = len + 1 > KEYBLOCK ? len + 1 : KEYBLOCK;
-		b = xmalloc(sizeof *b + size);
-		b->next = NULL;
-		b->size = size;
-		b->used = 0;
-		for (tail = &m->blocks; *tail != NULL; tail = &(*tail)->next)
-			;
-		*tail = b;
-	}
-	m->cur = b;
-	memcpy(b->data + b->used, key, len + 1);
-	b->used += len + 1;
-	return (b->data + b->used - len - 1);
 }
 
 void
@@ -204,8 +161,7 @@ grow(struct strmap *m)
 static const char *
 put_at(struct strmap *m, size_t i, const char *key, uint32_t h, void *value)
 {
-	char	*own = m->pooled ? pool_copy(m, key, strlen(key)) :
-		    xstrdup(key);
+	char	*own = m->pooled ? strpool_dup(&m->pool, key) : xstrdup(key);
 
 	m->slots[i].key = own;
 	m->slots[i].value = value;

@@ -2,7 +2,8 @@
  * test_strmap.c: the string map under container-sized load: every key
  * found after the table grew and after deletions shifted its neighbours
  * back, keys that differ in one byte anywhere (a whole word, the tail, the
- * length) kept apart, and strmap_add putting a key only once.
+ * length) kept apart, and strmap_add putting a key only once. And the
+ * string pool a pooled map keeps its keys in.
  */
 #include "autoconf.h"
 
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "strmap.h"
+#include "strpool.h"
 #include "xmalloc.h"
 
 #define NKEYS	3000
@@ -127,7 +129,7 @@ Test(strmap, add_puts_once)
 Test(strmap, pooled_keys_live_until_reset)
 {
 	struct strmap	*m = strmap_new_pooled();
-	const char	*own[NKEYS];
+	const char	*own[NKEYS], *first;
 	char		 id[65], *big;
 	unsigned	 i, round, n;
 
@@ -164,6 +166,16 @@ Test(strmap, pooled_keys_live_until_reset)
 		cr_assert_null(strmap_get(m, id));
 		cr_assert_null(strmap_get(m, big));
 	}
+	/* Keys all deleted, then a reset: the next key takes the bytes of
+	 * the first again, not new ones. */
+	id_of(0, id);
+	first = strmap_add(m, id, (void *)1);
+	cr_assert_not_null(first);
+	cr_assert_eq((uintptr_t)strmap_del(m, id), 1);
+	cr_assert_eq(strmap_count(m), 0);
+	strmap_reset(m);
+	id_of(1, id);
+	cr_assert_eq(strmap_add(m, id, (void *)1), first);
 	/* A plain map is emptied by a reset as well, its keys freed. */
 	strmap_free(m);
 	m = strmap_new();
@@ -177,5 +189,52 @@ Test(strmap, pooled_keys_live_until_reset)
 	cr_assert_null(strmap_get(m, id));
 	cr_assert_not_null(strmap_add(m, id, (void *)2));
 	strmap_free(m);
+	free(big);
+}
+
+/*
+ * Copies stay their text while blocks fill (short, empty, and longer than
+ * a block), a reset refills the same blocks, and a cleared pool owns
+ * nothing and takes copies again.
+ */
+Test(strpool, copies_live_until_reset)
+{
+	struct strpool	 sp = STRPOOL_INITIALIZER;
+	char		*got[NKEYS], id[65], *big, *first;
+	unsigned	 i, round;
+
+	big = xmalloc(20001);
+	memset(big, 'q', 20000);
+	big[20000] = '\0';
+	for (round = 0; round < 2; round++) {
+		for (i = 0; i < NKEYS; i++) {
+			id_of(i + round, id);
+			got[i] = i % 100 == 7 ? strpool_dup(&sp, big) :
+			    i % 100 == 8 ? strpool_copy(&sp, id, 0) :
+			    strpool_copy(&sp, id, 10 + i % 55);
+		}
+		for (i = 0; i < NKEYS; i++) {
+			id_of(i + round, id);
+			if (i % 100 == 7)
+				cr_assert_str_eq(got[i], big);
+			else if (i % 100 == 8)
+				cr_assert_str_eq(got[i], "");
+			else {
+				cr_assert_eq(strlen(got[i]), 10 + i % 55);
+				cr_assert_eq(memcmp(got[i], id, 10 + i % 55),
+				    0);
+			}
+		}
+		first = got[0];
+		strpool_reset(&sp);
+		/* The first copy after a reset is where the first was. */
+		id_of(round, id);
+		cr_assert_eq(strpool_dup(&sp, id), first);
+		strpool_reset(&sp);
+	}
+	strpool_clear(&sp);
+	cr_assert_null(sp.first);
+	cr_assert_str_eq(strpool_dup(&sp, "again"), "again");
+	strpool_clear(&sp);
 	free(big);
 }
