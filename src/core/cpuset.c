@@ -323,6 +323,24 @@ cpuset_equal(const struct cpuset *a, const struct cpuset *b)
 	return (1);
 }
 
+/* FNV-1a over the words up to the last one set, each folded down: equal
+ * sets hash alike, however many words each holds. */
+uint64_t
+cpuset_hash(const struct cpuset *s)
+{
+	uint64_t	h = 14695981039346656037ULL;
+	uint32_t	i, n = s->nwords;
+
+	while (n > 0 && s->w[n - 1] == 0)
+		n--;
+	for (i = 0; i < n; i++) {
+		h ^= s->w[i];
+		h *= 1099511628211ULL;
+		h ^= h >> 29;
+	}
+	return (h);
+}
+
 int
 cpuset_subset(const struct cpuset *a, const struct cpuset *b)
 {

@@ -49,6 +49,8 @@ int		 cpuset_equal(const struct cpuset *, const struct cpuset *);
 int		 cpuset_subset(const struct cpuset *, const struct cpuset *);
 int		 cpuset_intersects(const struct cpuset *, const struct cpuset *);
 int		 cpuset_cmp(const struct cpuset *, const struct cpuset *);
+/* Equal sets hash alike, whatever words each holds. */
+uint64_t	 cpuset_hash(const struct cpuset *);
 
 int		 cpuset_first(const struct cpuset *);
 int		 cpuset_next(const struct cpuset *, int);

@@ -311,24 +311,6 @@ struct nri_settext {
 	size_t		 len;
 };
 
-/* FNV-1a over the words up to the last one set: equal sets, however
- * many words each holds, hash alike (as cpuset_equal compares them). */
-static uint64_t
-set_hash(const struct cpuset *s)
-{
-	uint64_t	h = 14695981039346656037ULL;
-	uint32_t	i, n = s->nwords;
-
-	while (n > 0 && s->w[n - 1] == 0)
-		n--;
-	for (i = 0; i < n; i++) {
-		h ^= s->w[i];
-		h *= 1099511628211ULL;
-		h ^= h >> 29;
-	}
-	return (h);
-}
-
 static struct nri_settext *
 set_slot(struct nri_settext *v, size_t cap, uint64_t h,
     const struct cpuset *s)
@@ -374,7 +356,7 @@ set_text(struct nri_updates *us, const struct cpuset *s, uint32_t *len)
 
 	if (2 * (us->nsets + 1) > us->capsets)
 		sets_grow(us);
-	h = set_hash(s);
+	h = cpuset_hash(s);
 	e = set_slot(us->sets, us->capsets, h, s);
 	if (e->text == NULL) {
 		e->hash = h;
