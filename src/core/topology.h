@@ -144,6 +144,9 @@ int	 topology_add_cpu(struct topology *, const struct topo_cpu_info *,
 	     char **);
 int	 topology_add_cache(struct topology *, int cpu, int level, char type,
 	     int id, uint64_t size, const struct cpuset *cpus, char **);
+/* The caches' reports kept: one for all the known CPUs of a cache that
+ * report it alike (level, type, id, size, CPUs), one for each other. */
+int	 topology_cache_records(const struct topology *);
 int	 topology_add_node(struct topology *, int id, const struct cpuset *cpus,
 	     uint64_t memory, const int *distance, int ndistance, char **);
 void	 topology_set_isolated(struct topology *, const struct cpuset *);

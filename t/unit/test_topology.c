@@ -335,6 +335,8 @@ Test(topology, caches_deduplicated_and_sorted_by_level)
 		add_cache(t, id, 1, 'I', id, 32 << 10, one);
 		add_cache(t, id, 1, 'D', id, 48 << 10, one);
 	}
+	/* The reports of one cache by the CPUs that share it are one. */
+	cr_assert_eq(topology_cache_records(t), 11);
 	finish(t);
 	/* 4 L1d + 4 L1i + 2 L2 + 1 L3. */
 	cr_assert_eq(topology_ncaches(t), 11);
@@ -362,6 +364,53 @@ Test(topology, caches_deduplicated_and_sorted_by_level)
 	cr_assert_neq(topology_cpu(t, 0)->caches[2],
 	    topology_cpu(t, 2)->caches[2]);
 	cr_assert_null(topology_cache(t, 11));
+	topology_free(t);
+}
+
+/*
+ * A report is kept on its own when it says more than the first: another
+ * size, a reporter outside the cache's CPUs, or a reporter not known (yet):
+ * finishing still refuses a cache of a CPU that never came.
+ */
+Test(topology, cache_reports_kept_when_they_differ)
+{
+	struct topology		*t = topology_new();
+	const struct topo_cache	*k;
+	char			*cause = NULL;
+	int			 id;
+
+	for (id = 0; id < 4; id++)
+		add_plain(t, id, 0, id, NULL);
+	add_cache(t, 0, 2, 'U', 0, 1 << 20, "0-1");
+	add_cache(t, 1, 2, 'U', 0, 1 << 20, "0-1");
+	cr_assert_eq(topology_cache_records(t), 1);
+	add_cache(t, 2, 2, 'U', 1, 0, "2-3");		/* size unknown */
+	add_cache(t, 3, 2, 'U', 1, 1 << 20, "2-3");
+	cr_assert_eq(topology_cache_records(t), 3);
+	add_cache(t, 1, 3, 'U', 0, 0, "1-3");
+	add_cache(t, 0, 3, 'U', 0, 0, "1-3");		/* not its own */
+	add_cache(t, 2, 3, 'U', 0, 0, "1-3");
+	cr_assert_eq(topology_cache_records(t), 5);
+	finish(t);
+	cr_assert_eq(topology_ncaches(t), 3);
+	k = topology_cache(t, topology_cpu(t, 3)->caches[0]);
+	cr_assert_eq(k->size, 1u << 20, "the size of the report that had it");
+	testlib_assert_set(&k->cpus, "2-3");
+	/* CPU 0 reported the L3 it is not in: it has it, as before. */
+	cr_assert_eq(topology_cpu(t, 0)->ncaches, 2);
+	k = topology_cache(t, topology_cpu(t, 0)->caches[1]);
+	testlib_assert_set(&k->cpus, "1-3");
+	topology_free(t);
+
+	t = topology_new();
+	add_plain(t, 0, 0, 0, NULL);
+	add_cache(t, 0, 1, 'D', 0, 0, "0-1");
+	add_cache(t, 1, 1, 'D', 0, 0, "0-1");	/* CPU 1 never comes */
+	cr_assert_eq(topology_cache_records(t), 2);
+	cr_assert_lt(topology_finish(t, &cause), 0);
+	cr_assert_not_null(strstr(cause, "cpu 1: not a known CPU"), "%s",
+	    cause);
+	free(cause);
 	topology_free(t);
 }
 
