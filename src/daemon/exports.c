@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "exports.h"
+#include "fnv.h"
 #include "log.h"
 #include "metrics.h"
 #include "readfile.h"
@@ -61,24 +62,10 @@ struct settled {
 	int		 known;		/* its link was found right */
 };
 
-#define FNV_OFFSET	14695981039346656037ULL
-
-static uint64_t
-digest_more(uint64_t h, const char *s, size_t len)
-{
-	size_t	i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
-	}
-	return (h);
-}
-
 static uint64_t
 digest(const char *s, size_t len)
 {
-	return (digest_more(FNV_OFFSET, s, len));
+	return (fnv1a_more(FNV1A_OFFSET, s, len));
 }
 
 static void
@@ -272,7 +259,7 @@ export_pool(struct exports *ex, const struct policy *P, const struct pool *p)
 	st = xcalloc(1, sizeof *st);
 	st->file = resfile_pool_name(p->name);
 	/* What a link holds, for the digest: its pool's name, marked. */
-	st->link = digest_more(digest("->", 2), st->file, strlen(st->file));
+	st->link = fnv1a_more(digest("->", 2), st->file, strlen(st->file));
 	if ((st->rc = policy_export_pool(P, p, &kv, &n)) == 0) {
 		st->rc = put_text(ex, ex->pools, "pools", st->file, p->name,
 		    kv, n);

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cpuset.h"
+#include "fnv.h"
 #include "xmalloc.h"
 
 #define PROGNAME	"topoaware-mksysfs"
@@ -1022,18 +1023,6 @@ w_put(struct writer *w, const char *rel, const char *fmt, ...)
 	free(text);
 }
 
-static uint64_t
-hash_text(const char *p)
-{
-	uint64_t	h = 14695981039346656037ULL;	/* FNV-1a */
-
-	for (; *p != '\0'; p++) {
-		h ^= (unsigned char)*p;
-		h *= 1099511628211ULL;
-	}
-	return (h);
-}
-
 static struct shared *
 w_slot(struct shared *tab, size_t size, const char *text, uint64_t h)
 {
@@ -1094,7 +1083,7 @@ w_ro(struct writer *w, const char *rel, const char *fmt, ...)
 	xasprintf(&path, "%s/%s", w->root, rel);
 	if (w->used * 2 >= w->size)
 		w_grow(w);
-	h = hash_text(text);
+	h = fnv1a_more(FNV1A_OFFSET, text, strlen(text));
 	slot = w_slot(w->tab, w->size, text, h);
 	if (slot->text != NULL) {
 		if (link(slot->path, path) == 0)

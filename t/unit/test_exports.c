@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "exports.h"
+#include "fnv.h"
 #include "policylib.h"
 #include "resfile.h"
 #include "testlib.h"
@@ -188,4 +189,18 @@ Test(exports, a_failed_link_is_made_with_the_next_pool)
 	free(aside);
 	exports_free(ex);
 	free(dir);
+}
+
+/* The digest that decides whether a file is written again is FNV-1a,
+ * as published (its reference test vectors): a change that keeps the
+ * text's length must change it too. */
+Test(exports, the_digest_is_fnv1a)
+{
+	cr_assert_eq(fnv1a_more(FNV1A_OFFSET, "", 0), 0xcbf29ce484222325ULL);
+	cr_assert_eq(fnv1a_more(FNV1A_OFFSET, "a", 1), 0xaf63dc4c8601ec8cULL);
+	cr_assert_eq(fnv1a_more(FNV1A_OFFSET, "foobar", 6),
+	    0x85944171f73967e8ULL);
+	/* In parts, as a pool link's digest is made. */
+	cr_assert_eq(fnv1a_more(fnv1a_more(FNV1A_OFFSET, "foo", 3), "bar", 3),
+	    0x85944171f73967e8ULL);
 }
