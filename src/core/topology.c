@@ -141,8 +141,7 @@ topology_clear(struct topology *t)
 	for (i = 0; i < t->ncores; i++)
 		cpuset_clear(&t->cores[i].threads);
 	free(t->cores);
-	for (i = 0; i < t->ncaches; i++)
-		cpuset_clear(&t->caches[i].cpus);
+	/* Their sets are the reports' (topology_derive_caches). */
 	free(t->caches);
 	for (i = 0; i < t->nnodes; i++) {
 		cpuset_clear(&t->nodes[i].cpus);
@@ -901,8 +900,10 @@ topology_derive_caches(struct topology *t)
 			cache->type = k->type;
 			cache->id = k->id;
 			cache->size = k->size;
-			cpuset_init(&cache->cpus);
-			cpuset_copy(&cache->cpus, &k->cpus);
+			/* Borrowed: the report's set, which the topology keeps
+			 * as long as what it derives (a copy was 6 MiB on the
+			 * 4,096-CPU machine). */
+			cache->cpus = k->cpus;
 			cpuset_copy(&members[t->ncaches - 1], &k->cpus);
 		}
 		if (cache->size == 0)

@@ -784,6 +784,11 @@ Test(topology, finish_again_after_more_cpus)
 	cr_assert_eq(topology_nnodes(t), 2);
 	cr_assert_eq(topology_cpu(t, 3)->node, 1);
 	cr_assert_eq(topology_cpu(t, 3)->ncaches, 1);
+	/* The caches' sets are their reports', which moved as more came. */
+	testlib_assert_set(&topology_cache(t, topology_cpu(t, 1)->caches[0])->
+	    cpus, "0-1");
+	testlib_assert_set(&topology_cache(t, topology_cpu(t, 3)->caches[0])->
+	    cpus, "2-3");
 	cr_assert_eq(topology_node_distance(t, 0, 1), 21);
 	topology_free(t);
 	topology_free(NULL);
