@@ -27,10 +27,13 @@ static const char *topo_epps[] = {
 
 struct cpu_in {
 	struct topo_cpu_info	 info;		/* epp owned, threads unused */
-	struct cpuset		 threads;
-	int			 has_threads;
 	int			 forced;	/* by topology_set_prio, or -1 */
 	enum cpu_prio		 found;		/* priority from cpufreq */
+};
+
+struct sibling_in {
+	int			 cpu;
+	int			 sibling;
 };
 
 struct cache_in {
@@ -55,6 +58,11 @@ struct topology {
 	/* What the builders were told. */
 	struct cpu_in		*in_cpus;
 	int			 nin_cpus;
+	/* Thread siblings named before they were added: a finish refuses
+	 * those still unknown. The others need no keeping (a CPU is never
+	 * taken back). */
+	struct sibling_in	*in_siblings;
+	int			 nin_siblings;
 	struct cpuset		 in_cpu_ids;
 	struct cache_in		*in_caches;
 	int			 nin_caches;
@@ -180,11 +188,10 @@ topology_free(struct topology *t)
 	if (t == NULL)
 		return;
 	topology_clear(t);
-	for (i = 0; i < t->nin_cpus; i++) {
+	for (i = 0; i < t->nin_cpus; i++)
 		free((char *)t->in_cpus[i].info.epp);
-		cpuset_clear(&t->in_cpus[i].threads);
-	}
 	free(t->in_cpus);
+	free(t->in_siblings);
 	for (i = 0; i < t->nin_caches; i++)
 		cpuset_clear(&t->in_caches[i].cpus);
 	free(t->in_caches);
@@ -205,6 +212,7 @@ topology_add_cpu(struct topology *t, const struct topo_cpu_info *info,
     char **cause)
 {
 	struct cpu_in	*c;
+	int		 id;
 
 	if (info->id < 0 || info->id > CPUSET_MAX_ID) {
 		xasprintf(cause, "cpu %d: id outside 0-%d", info->id,
@@ -222,11 +230,18 @@ topology_add_cpu(struct topology *t, const struct topo_cpu_info *info,
 	c->info = *info;
 	c->info.epp = info->epp != NULL ? xstrdup(info->epp) : NULL;
 	c->info.threads = NULL;
-	cpuset_init(&c->threads);
-	if (info->threads != NULL) {
-		cpuset_copy(&c->threads, info->threads);
-		c->has_threads = 1;
-	}
+	/* Its siblings are all that is checked of them: only those not yet
+	 * known are kept (a copy of every CPU's set was 4 MiB on the
+	 * 4,096-CPU machine). */
+	if (info->threads != NULL)
+		CPUSET_FOREACH(id, info->threads) {
+			if (id == info->id || cpuset_has(&t->in_cpu_ids, id))
+				continue;
+			t->in_siblings = xreallocarray(t->in_siblings,
+			    (size_t)t->nin_siblings + 1, sizeof *t->in_siblings);
+			t->in_siblings[t->nin_siblings].cpu = info->id;
+			t->in_siblings[t->nin_siblings++].sibling = id;
+		}
 	c->forced = -1;
 	c->found = CPU_PRIO_NORMAL;
 	cpuset_add(&t->in_cpu_ids, info->id);
@@ -488,17 +503,17 @@ topology_check(struct topology *t, char **cause)
 	struct cpu_in	*c;
 	struct cache_in	*k;
 	struct node_in	*n;
-	int		 i, id;
+	int		 i;
 
+	for (i = 0; i < t->nin_siblings; i++)
+		if (!cpuset_has(&t->in_cpu_ids, t->in_siblings[i].sibling)) {
+			xasprintf(cause, "cpu %d: thread sibling %d is not a "
+			    "known CPU", t->in_siblings[i].cpu,
+			    t->in_siblings[i].sibling);
+			return (-EINVAL);
+		}
 	for (i = 0; i < t->nin_cpus; i++) {
 		c = &t->in_cpus[i];
-		CPUSET_FOREACH(id, &c->threads) {
-			if (!cpuset_has(&t->in_cpu_ids, id)) {
-				xasprintf(cause, "cpu %d: thread sibling %d is "
-				    "not a known CPU", c->info.id, id);
-				return (-EINVAL);
-			}
-		}
 		if (!c->info.online)
 			continue;
 		if (c->info.package < 0 || c->info.die < 0 ||

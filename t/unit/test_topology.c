@@ -414,6 +414,28 @@ Test(topology, cache_reports_kept_when_they_differ)
 	topology_free(t);
 }
 
+/* Thread siblings may be named before they are added; one never added
+ * is refused at the finish, naming the CPU that named it. */
+Test(topology, thread_siblings_must_be_known_cpus)
+{
+	struct topology	*t = topology_new();
+	char		*cause = NULL;
+
+	add_plain(t, 0, 0, 0, "0-1");		/* 1 comes next */
+	add_plain(t, 1, 0, 0, "0-1");
+	add_plain(t, 2, 0, 1, "2,7");		/* 7 never comes */
+	add_plain(t, 3, 0, 2, "3");
+	cr_assert_lt(topology_finish(t, &cause), 0);
+	cr_assert_str_eq(cause, "cpu 2: thread sibling 7 is not a known CPU");
+	free(cause);
+	cause = NULL;
+	/* It comes: finishing again takes it. */
+	add_plain(t, 7, 0, 1, "2,7");
+	finish(t);
+	cr_assert_eq(topology_ncores(t), 3);
+	topology_free(t);
+}
+
 Test(topology, asymmetric_distances_patched_to_average)
 {
 	struct topology	*t = topology_new();
