@@ -142,6 +142,23 @@ cpuset_grow(struct cpuset *s, uint32_t nwords)
 }
 
 void
+cpuset_trim(struct cpuset *s)
+{
+	uint32_t	n = s->nwords;
+
+	while (n > 0 && s->w[n - 1] == 0)
+		n--;
+	if (n == s->nwords)
+		return;
+	if (n == 0) {
+		cpuset_clear(s);
+		return;
+	}
+	s->w = xreallocarray(s->w, n, sizeof *s->w);
+	s->nwords = n;
+}
+
+void
 cpuset_zero(struct cpuset *s)
 {
 	if (s->nwords != 0)

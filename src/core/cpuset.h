@@ -28,6 +28,9 @@ void		 cpuset_clear(struct cpuset *);
 struct cpuset	*cpuset_new(void);
 void		 cpuset_free(struct cpuset *);
 
+/* Gives back the words past the last one set: for a set kept long as it
+ * is (a topology's), which growing set by set may have doubled. */
+void		 cpuset_trim(struct cpuset *);
 void		 cpuset_zero(struct cpuset *);
 int		 cpuset_add(struct cpuset *, int);
 int		 cpuset_add_range(struct cpuset *, int, int);

@@ -338,8 +338,10 @@ topology_add_cache(struct topology *t, int cpu, int level, char type, int id,
 	c->size = size;
 	c->index = -1;
 	cpuset_init(&c->cpus);
-	if (cpus != NULL)
+	if (cpus != NULL) {
 		cpuset_copy(&c->cpus, cpus);
+		cpuset_trim(&c->cpus);
+	}
 	if (slot != NULL)
 		*slot = t->nin_caches;
 	return (0);
@@ -627,6 +629,7 @@ topology_derive_cores(struct topology *t)
 	for (i = 0; i < t->ncores; i++) {
 		core = &t->cores[i];
 		core->index = i;
+		cpuset_trim(&core->threads);
 		/* A core lives in the die of its lowest thread. */
 		core->die = cpu_by_id(t, cpuset_first(&core->threads))->die;
 		j = cpuset_count(&core->threads);

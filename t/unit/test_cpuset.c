@@ -160,6 +160,34 @@ Test(cpuset, low_word_added_at_once)
 	cpuset_clear(&b);
 }
 
+/* A set built id by id holds words up to a power of two; trimmed, only
+ * up to its last id, the same set, and it grows again as before. */
+Test(cpuset, trimmed_to_its_last_word)
+{
+	struct cpuset	a = CPUSET_INITIALIZER, b = CPUSET_INITIALIZER;
+
+	cr_assert_eq(cpuset_add(&a, 0), 0);
+	cr_assert_eq(cpuset_add(&a, 4096), 0);
+	cr_assert_eq(a.nwords, 128);
+	cpuset_copy(&b, &a);
+	cpuset_trim(&a);
+	cr_assert_eq(a.nwords, 65);
+	cr_assert(cpuset_equal(&a, &b));
+	testlib_assert_set(&a, "0,4096");
+	cr_assert_eq(cpuset_add(&a, 8000), 0);
+	testlib_assert_set(&a, "0,4096,8000");
+	cpuset_trim(&a);
+	cr_assert_eq(a.nwords, 126);
+	/* Emptied, it owns nothing. */
+	cpuset_zero(&a);
+	cpuset_trim(&a);
+	cr_assert_eq(a.nwords, 0);
+	cr_assert_null(a.w);
+	cr_assert(cpuset_empty(&a));
+	cpuset_clear(&a);
+	cpuset_clear(&b);
+}
+
 Test(cpuset, iteration_and_order)
 {
 	struct cpuset	*s = testlib_set("3,63,64,200,8191");
