@@ -141,13 +141,22 @@ cpuset_grow(struct cpuset *s, uint32_t nwords)
 	s->nwords = n;
 }
 
-void
-cpuset_trim(struct cpuset *s)
+/* The words up to the last one with a bit set. */
+static uint32_t
+words_used(const struct cpuset *s)
 {
 	uint32_t	n = s->nwords;
 
 	while (n > 0 && s->w[n - 1] == 0)
 		n--;
+	return (n);
+}
+
+void
+cpuset_trim(struct cpuset *s)
+{
+	uint32_t	n = words_used(s);
+
 	if (n == s->nwords)
 		return;
 	if (n == 0) {
@@ -242,9 +251,7 @@ cpuset_or(struct cpuset *dst, const struct cpuset *src)
 	uint32_t	i, n;
 
 	/* Grow only as far as src has bits, not to its allocation. */
-	n = src->nwords;
-	while (n > 0 && src->w[n - 1] == 0)
-		n--;
+	n = words_used(src);
 	cpuset_grow(dst, n);
 	for (i = 0; i < n; i++)
 		dst->w[i] |= src->w[i];
@@ -346,10 +353,8 @@ uint64_t
 cpuset_hash(const struct cpuset *s)
 {
 	uint64_t	h = 14695981039346656037ULL;
-	uint32_t	i, n = s->nwords;
+	uint32_t	i, n = words_used(s);
 
-	while (n > 0 && s->w[n - 1] == 0)
-		n--;
 	for (i = 0; i < n; i++) {
 		h ^= s->w[i];
 		h *= 1099511628211ULL;
@@ -570,8 +575,6 @@ cpuset_format(const struct cpuset *s)
 			buf[len++] = '-';
 			len += put_id(buf + len, hi);
 		}
-		if (hi + 2 >= end)
-			break;
 	}
 	buf[len] = '\0';
 	return (buf);
