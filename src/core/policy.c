@@ -1552,6 +1552,27 @@ container_grant(struct policy *P, struct cspec *spec, const char *hint,
 }
 
 /*
+ * A grant of old's spec (a copy: old keeps its own) made again in P, with
+ * old's pool as the hint and old as the grant it replaces; the pinning the
+ * runtime has travels along. Not stored.
+ */
+static int
+container_regrant(struct policy *P, const struct grant *old,
+    struct grant **g, struct policy_effects *fx, char **cause)
+{
+	struct cspec	spec;
+	int		rc;
+
+	cspec_dup(&spec, &old->spec);
+	rc = container_grant(P, &spec, old->pool ? old->pool->name : NULL,
+	    old, g, fx, cause);
+	cspec_clear(&spec);
+	if (rc == 0)
+		pinning_copy(&(*g)->applied, &old->applied);
+	return (rc);
+}
+
+/*
  * The grant of a stored container made again from its spec, with what it
  * was as prev: how a container waiting for a claim gets pinned to it. On
  * failure it keeps its grant.
@@ -1562,21 +1583,15 @@ policy_repin(struct policy *P, struct grant *old, struct policy_effects *fx,
 {
 	struct undoctx	 u;
 	struct grant	*g;
-	struct cspec	 spec;
 	int		 rc;
 
 	undo_begin(P, fx, &u);
 	supply_release(P, old);
-	cspec_dup(&spec, &old->spec);
-	rc = container_grant(P, &spec, old->pool ? old->pool->name : NULL,
-	    old, &g, fx, cause);
-	cspec_clear(&spec);
-	if (rc != 0) {
+	if ((rc = container_regrant(P, old, &g, fx, cause)) != 0) {
 		undo_fail(P, &u);
 		undo_end(P, &u);
 		return (rc);
 	}
-	pinning_copy(&g->applied, &old->applied);
 	g->dirty = 1;
 	policy_put(P, 0, g->key, g);
 	undo_end(P, &u);
@@ -1712,7 +1727,6 @@ policy_carry_container(struct policy *N, const struct grant *old,
     const struct cpuset *mem, struct policy_effects *fx, char **cause)
 {
 	struct grant	*g;
-	struct cspec	 spec;
 	char		*why = NULL;
 	int		 rc;
 
@@ -1739,13 +1753,8 @@ policy_carry_container(struct policy *N, const struct grant *old,
 		free(why);
 		grant_free(g);
 	}
-	cspec_dup(&spec, &old->spec);
-	rc = container_grant(N, &spec, old->pool ? old->pool->name : NULL,
-	    old, &g, fx, cause);
-	cspec_clear(&spec);
-	if (rc != 0)
+	if ((rc = container_regrant(N, old, &g, fx, cause)) != 0)
 		return (rc);
-	pinning_copy(&g->applied, &old->applied);
 	policy_put(N, 0, g->key, g);
 	return (0);
 }
