@@ -174,22 +174,23 @@ static void
 tb_spec_event(struct textbuf *b, const struct container_spec *s,
     const struct cspec *read, const char *op, size_t *room)
 {
-	struct cspec	c;
-	int		bare = 0;
+	struct cspec		 own;
+	const struct cspec	*c = read;
+	int			 bare = 0;
 
-	if (read == NULL)
-		cspec_copy(&c, s);
-	else
-		c = *read;
+	if (c == NULL) {
+		cspec_copy(&own, s);
+		c = &own;
+	}
 	/* Past the room, written as cspec_trim leaves it: no labels,
 	 * annotations or variables, the bits of the folded labels kept. */
-	if (room != NULL && c.cost > *room)
+	if (room != NULL && c->cost > *room)
 		bare = 1;
 	else if (room != NULL)
-		*room -= c.cost;
-	tb_cspec_event(b, &c, bare, op);
-	if (read == NULL)
-		cspec_clear(&c);
+		*room -= c->cost;
+	tb_cspec_event(b, c, bare, op);
+	if (c == &own)
+		cspec_clear(&own);
 }
 
 char *
