@@ -349,7 +349,7 @@ sets_grow(struct nri_updates *us)
  * together, send a few dozen sets of kilobytes each).
  */
 static const char *
-set_text(struct nri_updates *us, const struct cpuset *s, uint32_t *len)
+set_text(struct nri_updates *us, const struct cpuset *s, size_t *len)
 {
 	struct nri_settext	*e;
 	uint64_t		 h;
@@ -366,7 +366,7 @@ set_text(struct nri_updates *us, const struct cpuset *s, uint32_t *len)
 		e->len = strlen(e->text);
 		us->nsets++;
 	}
-	*len = (uint32_t)e->len;
+	*len = e->len;
 	return (e->text);
 }
 
@@ -434,20 +434,11 @@ fill_cpu(const struct pinning *p, NRI(LinuxResources) *res,
 }
 
 /*
- * One update as the list keeps it: its id and what its cpu message says,
- * with the texts' lengths, which is all the encoder needs (nriupd_cpu);
- * a list of a thousand updates is 48 KB. The protobuf-c message (five
- * nested structs, some 400 bytes) is only made for a view.
+ * An update as the list keeps it is what the encoder writes
+ * (struct nriupd_cpu): its id, the cpu message's shares and set texts, with
+ * their lengths. A list of a thousand updates is 72 KB; the protobuf-c
+ * message (five nested structs, some 400 bytes) is only made for a view.
  */
-struct nri_upd {
-	const char	*id;		/* the pinning's */
-	const char	*cpus;		/* a text of the list's, or NULL */
-	const char	*mems;		/* likewise */
-	uint64_t	 shares;	/* 0: not set */
-	uint32_t	 idlen;		/* the texts' lengths, 0 for NULL */
-	uint32_t	 cpuslen;
-	uint32_t	 memslen;
-};
 
 void
 nri_updates_init(struct nri_updates *us)
@@ -468,7 +459,7 @@ void
 nri_updates_add(struct nri_updates *us, const struct pinning *p)
 {
 	const struct cpuset	*c, *mm;
-	struct nri_upd		*m;
+	struct nriupd_cpu	*m;
 	uint64_t		 sh;
 
 	if (p->id == NULL || !pin_parts(p, &c, &mm, &sh))
@@ -478,11 +469,13 @@ nri_updates_add(struct nri_updates *us, const struct pinning *p)
 	m = &us->u[us->n++];
 	memset(m, 0, sizeof *m);
 	m->id = p->id;
-	m->idlen = (uint32_t)strlen(p->id);
+	m->idlen = strlen(p->id);
+	m->depth = NRIUPD_CPU;
 	if (c != NULL)
 		m->cpus = set_text(us, c, &m->cpuslen);
 	if (mm != NULL)
 		m->mems = set_text(us, mm, &m->memslen);
+	m->has_shares = sh > 0;
 	m->shares = sh;
 }
 
@@ -494,7 +487,7 @@ nri_updates_view(const struct nri_updates *us, size_t i,
 	    NRI__PKG__API__V1ALPHA1__CONTAINER_UPDATE__INIT;
 	NRI(LinuxContainerUpdate)	lu0 =
 	    NRI__PKG__API__V1ALPHA1__LINUX_CONTAINER_UPDATE__INIT;
-	const struct nri_upd		*m = &us->u[i];
+	const struct nriupd_cpu		*m = &us->u[i];
 
 	v->u = u0;
 	v->lu = lu0;
@@ -511,42 +504,17 @@ nri_updates_id(const struct nri_updates *us, size_t i)
 	return (us->u[i].id);
 }
 
-/* Update i as the encoder's fields: the message its view is, with the
- * lengths the list keeps. */
-static void
-upd_fields(const struct nri_updates *us, size_t i, struct nriupd_cpu *f)
-{
-	const struct nri_upd	*m = &us->u[i];
-
-	memset(f, 0, sizeof *f);
-	f->id = m->id;
-	f->idlen = m->idlen;
-	f->depth = NRIUPD_CPU;
-	f->has_shares = m->shares > 0;
-	f->shares = m->shares;
-	f->cpus = m->cpus;
-	f->cpuslen = m->cpuslen;
-	f->mems = m->mems;
-	f->memslen = m->memslen;
-}
-
 size_t
 nri_updates_size(const struct nri_updates *us, size_t i)
 {
-	struct nriupd_cpu	f;
-
-	upd_fields(us, i, &f);
-	return (nriupd_cpu_size(&f));
+	return (nriupd_cpu_size(&us->u[i]));
 }
 
 uint8_t *
 nri_updates_put(const struct nri_updates *us, size_t i, int field,
     uint8_t *p)
 {
-	struct nriupd_cpu	f;
-
-	upd_fields(us, i, &f);
-	return (nriupd_cpu_put(&f, field, p));
+	return (nriupd_cpu_put(&us->u[i], field, p));
 }
 
 void

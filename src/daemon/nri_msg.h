@@ -64,12 +64,12 @@ long long	nri_msg_update_mem(const NRI(UpdateContainerRequest) *);
 int		nri_msg_differs(const NRI(Container) *, const struct pinning *);
 
 /* A list of ContainerUpdate messages built from pinnings. */
-struct nri_upd;
+struct nriupd_cpu;
 struct nri_settext;
 struct nri_updates {
 	size_t			  n;
 	size_t			  cap;
-	struct nri_upd		 *u;
+	struct nriupd_cpu	 *u;
 	/* Every set's text, shared by the updates that send it: moved
 	 * shared containers of a few pools, interleaved by id, send the
 	 * same few sets, so each is formatted once (a table by content). */
