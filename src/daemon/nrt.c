@@ -80,8 +80,8 @@ struct nrt {
 static void	nrt_start(struct nrt *);
 static void	nrt_get_cb(void *, int, json_t *, const char *);
 
-/* What of the object is ours to keep as we say: compared with what the
- * server holds (nrt_same), and kept as text (nrt_text). */
+/* What of the object is ours to keep as we say: its text (nrt_text) is
+ * what is compared with what the server holds. */
 static const char *const nrt_keys[] = { "attributes", "zones" };
 #define NRT_NKEYS	(sizeof nrt_keys / sizeof nrt_keys[0])
 
@@ -227,24 +227,6 @@ nrt_object(struct nrt *n, json_t *content, const char *rv)
 	return (obj);
 }
 
-/* Whether the server's object already says what content says. */
-static int
-nrt_same(json_t *have, json_t *content)
-{
-	json_t		*a, *b;
-	size_t		 i;
-
-	for (i = 0; i < NRT_NKEYS; i++) {
-		a = json_object_get(have, nrt_keys[i]);
-		b = json_object_get(content, nrt_keys[i]);
-		if (a == NULL && b == NULL)
-			continue;
-		if (a == NULL || b == NULL || !json_equal(a, b))
-			return (0);
-	}
-	return (1);
-}
-
 static void
 nrt_write_cb(void *arg, int status, json_t *body, const char *error)
 {
@@ -283,27 +265,24 @@ nrt_write_cb(void *arg, int status, json_t *body, const char *error)
 }
 
 /*
- * Writes the newest content over the server's object: over body, its
- * answer to a read (NULL when it has none), at resourceVersion rv; or,
- * without body, over what nrt_remember kept. Nothing is written when the
- * server holds the same content already.
+ * Writes the newest content over the server's object at resourceVersion
+ * rv (PUT), or creates it (POST, rv NULL). Nothing is written when the
+ * server holds the same content already, as nrt_remember kept it from its
+ * last answer: one text compared, whether that answer was to a read or a
+ * write.
  */
 static void
-nrt_write(struct nrt *n, json_t *body, const char *rv)
+nrt_write(struct nrt *n, const char *rv)
 {
 	json_t		*content, *obj;
 	const char	*method, *path;
 	char		*text;
-	int		 exists = body != NULL || rv != NULL;
 
 	content = n->content(n->arg);
 	text = nrt_text(content);
-	if (body != NULL ? nrt_same(body, content) : text != NULL &&
-	    n->held_text != NULL && strcmp(text, n->held_text) == 0) {
-		if (body != NULL)
-			nrt_remember(n, body, text);
-		else
-			free(text);
+	if (text != NULL && n->held_text != NULL &&
+	    strcmp(text, n->held_text) == 0) {
+		free(text);
 		json_decref(content);
 		nrt_end(n, 1);
 		return;
@@ -317,8 +296,8 @@ nrt_write(struct nrt *n, json_t *body, const char *rv)
 	json_decref(content);
 	free(n->sending);
 	n->sending = text;
-	method = exists ? "PUT" : "POST";
-	path = exists ? n->path : NRT_PATH;
+	method = rv != NULL ? "PUT" : "POST";
+	path = rv != NULL ? n->path : NRT_PATH;
 	n->req = kube_request(n->kube, method, path, obj, nrt_write_cb, n);
 	json_decref(obj);
 }
@@ -343,9 +322,11 @@ nrt_get_cb(void *arg, int status, json_t *body, const char *error)
 			    "resourceVersion", n->node);
 			return;
 		}
-		nrt_write(n, body, rv);
+		/* What the server holds: what the write compares. */
+		nrt_remember(n, body, nrt_text(body));
+		nrt_write(n, rv);
 	} else if (status == 404)
-		nrt_write(n, NULL, NULL);
+		nrt_write(n, NULL);
 	else
 		nrt_fail(n, "reading NodeResourceTopology %s: %s", n->node,
 		    error ? error : "no answer");
@@ -361,7 +342,7 @@ nrt_start(struct nrt *n)
 	n->conflicts = 0;
 	/* A change is written against what the server answered last. */
 	if (n->held_rv != NULL && !n->verify) {
-		nrt_write(n, NULL, n->held_rv);
+		nrt_write(n, n->held_rv);
 		return;
 	}
 	n->verify = 0;
