@@ -7,11 +7,14 @@
  * "kube":status}; reentered counts callbacks run inside kube_request().
  *
  * usage: kube-probe [-k kubeconfig] [-t timeout_ms] [-r retries]
- *	      [-b backoff_ms] [-d body_json] [-c] [-q ms] [-s] METHOD PATH ...
+ *	      [-b backoff_ms] [-d body_json] [-p KEY/KEY...] [-c] [-q ms] [-s]
+ *	      METHOD PATH ...
  * -c cancels the first request right after starting it; -q stops the loop
  * and frees the client after ms, whatever is still pending; -s starts
  * each request when the one before has answered (the body then goes
- * with every method but GET and DELETE).
+ * with every method but GET and DELETE). -p makes each request with
+ * kube_request_pick for the string at that path of keys (split at '/'):
+ * its result is {"status","value","error"} (not with -s).
  *
  *	  kube-probe [options] [-n events] [-w watches] [-F] watch PATH [QUERY]
  * lists then watches PATH (-w of them at once) and prints one JSON line
@@ -94,6 +97,35 @@ done(void *arg, int status, json_t *body, const char *error)
 		start_next(s->p);
 	if (--s->p->pending == 0)
 		event_base_loopbreak(s->p->base);
+}
+
+static void
+picked(void *arg, int status, const char *value, const char *error)
+{
+	struct slot	*s = arg;
+
+	if (s->p->in_request)
+		s->p->reentered++;
+	json_array_set_new(s->p->results, s->idx, json_pack("{s:i, s:s?, s:s?}",
+	    "status", status, "value", value, "error", error));
+	if (--s->p->pending == 0)
+		event_base_loopbreak(s->p->base);
+}
+
+/* -p: KEY/KEY... as a NULL-ended list (the keys point into path). */
+static const char **
+pick_path(char *path)
+{
+	const char	**out;
+	char		 *k;
+	size_t		  n = 0;
+
+	if ((out = calloc(strlen(path) + 2, sizeof *out)) == NULL)
+		return (NULL);
+	while ((k = strsep(&path, "/")) != NULL)
+		out[n++] = k;
+	out[n] = NULL;
+	return (out);
 }
 
 /* -s: the next request, its body unless it is a GET or a DELETE. */
@@ -314,11 +346,12 @@ main(int argc, char **argv)
 	struct timeval		 tv = { 0, 10000 }, qtv;
 	json_t			*body = NULL, *out;
 	json_error_t		 jerr;
-	char			*cause = NULL;
+	const char		**pick = NULL;
+	char			*cause = NULL, *text;
 	int			 ch, cancel = 0, n, i, quit_ms = 0, nwatch = 1;
 	int			 seq = 0;
 
-	while ((ch = getopt(argc, argv, "k:t:r:b:d:cq:n:w:Fs")) != -1) {
+	while ((ch = getopt(argc, argv, "k:t:r:b:d:p:cq:n:w:Fs")) != -1) {
 		switch (ch) {
 		case 'k':
 			opts.kubeconfig = optarg;
@@ -338,6 +371,11 @@ main(int argc, char **argv)
 				    jerr.text);
 				return (2);
 			}
+			break;
+		case 'p':
+			free(pick);
+			if ((pick = pick_path(optarg)) == NULL)
+				return (1);
 			break;
 		case 'c':
 			cancel = 1;
@@ -370,7 +408,7 @@ main(int argc, char **argv)
 		return (watch_main(&opts, nwatch, argv[1],
 		    argc == 3 ? argv[2] : NULL));
 	}
-	if (argc == 0 || argc % 2 != 0)
+	if (argc == 0 || argc % 2 != 0 || (seq && pick != NULL))
 		goto usage;
 	n = argc / 2;
 
@@ -405,8 +443,14 @@ main(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		p.pending++;
 		p.in_request = 1;
-		r = kube_request(k, argv[2 * i], argv[2 * i + 1], body, done,
-		    &slots[i]);
+		if (pick != NULL) {
+			text = body != NULL ? json_dumps(body, JSON_COMPACT) :
+			    NULL;
+			r = kube_request_pick(k, argv[2 * i], argv[2 * i + 1],
+			    text, pick, picked, &slots[i]);
+		} else
+			r = kube_request(k, argv[2 * i], argv[2 * i + 1], body,
+			    done, &slots[i]);
 		p.in_request = 0;
 		if (i == 0 && cancel && r != NULL) {
 			kube_cancel(r);
@@ -439,14 +483,16 @@ main(int argc, char **argv)
 	event_free(ev);
 	event_base_free(p.base);
 	free(slots);
+	free(pick);
 	return (0);
 
 usage:
 	fprintf(stderr, "usage: kube-probe [-k kubeconfig] [-t timeout_ms] "
-	    "[-r retries] [-b backoff_ms] [-d body] [-c] [-q ms] [-s] "
-	    "METHOD PATH ...\n"
+	    "[-r retries] [-b backoff_ms] [-d body] [-p KEY/KEY...] [-c] "
+	    "[-q ms] [-s] METHOD PATH ...\n"
 	    "       kube-probe [options] [-n events] [-w watches] [-F] "
 	    "watch PATH [QUERY]\n");
 	json_decref(body);
+	free(pick);
 	return (2);
 }

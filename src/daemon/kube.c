@@ -4,7 +4,8 @@
  * tells us which sockets and which timeout to watch, we tell it what
  * happened), one easy handle per attempt, a timeout per attempt, retries
  * with doubling backoff for transport errors, 5xx and 429, answers capped
- * and parsed as JSON, and the failures kept for status and metrics.
+ * and parsed as JSON (or checked as JSON, for the one string a caller
+ * picks), and the failures kept for status and metrics.
  * Watches (kubewatch.c) stream on a multi handle of their own.
  *
  * Name lookups must not block the loop: Debian's libcurl uses its threaded
@@ -23,6 +24,7 @@
 #include <event2/event_struct.h>
 #include <jansson.h>
 
+#include "jsonpick.h"
 #include "kube.h"
 #include "kube_priv.h"
 #include "log.h"
@@ -36,6 +38,8 @@ struct kube_request {
 	char				*url;
 	char				*body;
 	kube_cb				 cb;
+	kube_pick_cb			 pick_cb;	/* instead of cb */
+	const char *const		*pick;
 	void				*arg;
 
 	CURL				*easy;
@@ -93,28 +97,60 @@ kube_request_free(struct kube_request *r)
 	free(r);
 }
 
+/* r's answer as a tree; NULL, with r->error, when it is not JSON. */
+static json_t *
+kube_read_tree(struct kube_request *r)
+{
+	json_t		*body;
+	json_error_t	 jerr;
+	char		*text;
+
+	body = json_loadb(r->resp, r->resplen, JSON_DECODE_ANY |
+	    JSON_REJECT_DUPLICATES, &jerr);
+	if (body == NULL && r->error == NULL) {
+		/* jansson quotes the answer near the error. */
+		text = log_escape(jerr.text, 160);
+		xasprintf(&r->error, "%s %s: HTTP %d: the answer is not JSON: "
+		    "%s at line %d, column %d (byte %d of %zu)", r->method,
+		    r->url, r->status, text, jerr.line, jerr.column,
+		    jerr.position, r->resplen);
+		free(text);
+		kube_note_failure(r->kube, r->error);
+	}
+	return (body);
+}
+
+/* The string r picks from its answer; NULL, with r->error, when the
+ * answer is not JSON. */
+static char *
+kube_read_pick(struct kube_request *r)
+{
+	char	*value = NULL, *cause = NULL;
+
+	if (jsonpick(r->resp, r->resplen, r->pick, &value, &cause) != 0) {
+		if (r->error == NULL) {
+			xasprintf(&r->error, "%s %s: HTTP %d: the answer is "
+			    "not JSON: %s (of %zu)", r->method, r->url,
+			    r->status, cause, r->resplen);
+			kube_note_failure(r->kube, r->error);
+		}
+		free(cause);
+	}
+	return (value);
+}
+
 static void
 kube_deliver(struct kube_request *r)
 {
 	json_t		*body = NULL;
-	json_error_t	 jerr;
-	char		*text;
+	char		*value = NULL;
 
 	TAILQ_REMOVE(&r->kube->requests, r, entry);
 	if (r->status != 0 && r->resplen != 0) {
-		body = json_loadb(r->resp, r->resplen, JSON_DECODE_ANY |
-		    JSON_REJECT_DUPLICATES, &jerr);
-		if (body == NULL && r->error == NULL) {
-			/* jansson quotes the answer near the error. */
-			text = log_escape(jerr.text, 160);
-			xasprintf(&r->error, "%s %s: HTTP %d: the answer is "
-			    "not JSON: %s at line %d, column %d (byte %d of "
-			    "%zu)", r->method, r->url, r->status, text,
-			    jerr.line, jerr.column, jerr.position,
-			    r->resplen);
-			free(text);
-			kube_note_failure(r->kube, r->error);
-		}
+		if (r->pick != NULL)
+			value = kube_read_pick(r);
+		else
+			body = kube_read_tree(r);
 	} else if (r->status / 100 == 2 && r->error == NULL &&
 	    strcmp(r->method, "GET") == 0) {
 		xasprintf(&r->error, "%s %s: HTTP %d: the answer is empty",
@@ -123,8 +159,12 @@ kube_deliver(struct kube_request *r)
 	}
 	r->kube = NULL;		/* kube_cancel from the callback: no-op */
 	/* Out of the list first: the callback may free the whole client. */
-	r->cb(r->arg, r->status, body, r->error);
+	if (r->pick != NULL)
+		r->pick_cb(r->arg, r->status, value, r->error);
+	else
+		r->cb(r->arg, r->status, body, r->error);
 	json_decref(body);
+	free(value);
 	kube_request_free(r);	/* no easy handle left: kube not needed */
 }
 
@@ -558,16 +598,15 @@ kube_start_attempt(struct kube_request *r)
 	}
 }
 
-struct kube_request *
-kube_request(struct kube *k, const char *method, const char *path,
-    json_t *body, kube_cb cb, void *arg)
+/* A request on its way, its callback and body still to be set. */
+static struct kube_request *
+kube_request_new(struct kube *k, const char *method, const char *path,
+    void *arg)
 {
 	struct kube_request	*r;
-	struct timeval		 tv = { 0, 0 };
 
 	r = xcalloc(1, sizeof *r);
 	r->kube = k;
-	r->cb = cb;
 	r->arg = arg;
 	r->method = xstrdup(method);
 	xasprintf(&r->url, "%s%s", k->cfg->server, path);
@@ -582,19 +621,52 @@ kube_request(struct kube *k, const char *method, const char *path,
 	} else if (path[0] != '/') {
 		xasprintf(&r->error, "%s %s: path must start with /",
 		    method, path);
-	} else if (body != NULL &&
-	    (r->body = json_dumps(body, JSON_COMPACT)) == NULL) {
-		xasprintf(&r->error, "%s %s: cannot encode the body", method,
-		    path);
 	}
+	return (r);
+}
+
+/* Starts r on the loop, so that its callback never runs in here; or,
+ * when r->error says it cannot start, finishes it with that. */
+static struct kube_request *
+kube_request_go(struct kube_request *r)
+{
+	struct timeval	tv = { 0, 0 };
+
 	if (r->error != NULL) {
-		kube_note_failure(k, r->error);
+		kube_note_failure(r->kube, r->error);
 		kube_finish(r);
 		return (NULL);
 	}
-	/* Start on the loop so the callback can never run in here. */
 	evtimer_add(&r->timer, &tv);
 	return (r);
+}
+
+struct kube_request *
+kube_request(struct kube *k, const char *method, const char *path,
+    json_t *body, kube_cb cb, void *arg)
+{
+	struct kube_request	*r;
+
+	r = kube_request_new(k, method, path, arg);
+	r->cb = cb;
+	if (r->error == NULL && body != NULL &&
+	    (r->body = json_dumps(body, JSON_COMPACT)) == NULL)
+		xasprintf(&r->error, "%s %s: cannot encode the body", method,
+		    path);
+	return (kube_request_go(r));
+}
+
+struct kube_request *
+kube_request_pick(struct kube *k, const char *method, const char *path,
+    char *body, const char *const *pick, kube_pick_cb cb, void *arg)
+{
+	struct kube_request	*r;
+
+	r = kube_request_new(k, method, path, arg);
+	r->pick_cb = cb;
+	r->pick = pick;
+	r->body = body;
+	return (kube_request_go(r));
 }
 
 void

@@ -40,6 +40,24 @@ void	kube_free(struct kube *);	/* pending callbacks are not called */
  * invalid once cb has started; cancelling it from cb is a no-op. */
 struct kube_request *kube_request(struct kube *, const char *method,
 	    const char *path, json_t *body, kube_cb, void *arg);
+
+/*
+ * value: the string at the request's pick path in the answer (jsonpick.h),
+ * NULL when it has none or is no answer (borrowed for the call only).
+ */
+typedef void	(*kube_pick_cb)(void *arg, int status, const char *value,
+		    const char *error);
+
+/*
+ * A request as kube_request, whose answer is wanted for one string: the
+ * answer is checked as JSON and that string kept, without a tree of the
+ * rest (a NodeResourceTopology write's answer is the whole object, and
+ * only its resourceVersion is read). body is JSON text, taken (NULL:
+ * none); pick (keys from the top, NULL-ended) must last until cb.
+ */
+struct kube_request *kube_request_pick(struct kube *, const char *method,
+	    const char *path, char *body, const char *const *pick,
+	    kube_pick_cb, void *arg);
 void	kube_cancel(struct kube_request *);
 /* s percent-encoded for one path segment or query value: all but RFC
  * 3986's unreserved characters (caller frees). */

@@ -7,10 +7,11 @@
  * read or write is kept, with the text of the content the server then held
  * as we sent or found it: a change is written against it at once, without
  * reading the object first, and content that did not change is not
- * written. The timer's refresh reads the object, to see what others did. One chain runs at
- * a time; a change while it runs starts another when it ends, and the
- * content is asked for only when a body is about to be sent, so the newest
- * one wins.
+ * written. A write's answer, the whole object, is read for its
+ * resourceVersion alone. The timer's refresh reads the object, to see
+ * what others did. One chain runs at a time; a change while it runs
+ * starts another when it ends, and the content is asked for only when a
+ * body is about to be sent, so the newest one wins.
  * Changes are debounced, a timer refreshes the object, and a failed chain
  * is tried again after a doubling delay. Nothing here waits.
  */
@@ -81,7 +82,9 @@ static void	nrt_start(struct nrt *);
 static void	nrt_get_cb(void *, int, json_t *, const char *);
 
 /* What of the object is ours to keep as we say: its text (nrt_text) is
- * what is compared with what the server holds. */
+ * what is compared with what the server holds, and what is written of
+ * the content (nrt_body): a key of the content not named here is not
+ * sent. */
 static const char *const nrt_keys[] = { "attributes", "zones" };
 #define NRT_NKEYS	(sizeof nrt_keys / sizeof nrt_keys[0])
 
@@ -111,17 +114,17 @@ nrt_text(json_t *content)
 	return (t);
 }
 
-/* The server holds text at obj's resourceVersion (obj: its answer to a
- * read or a write); nothing is kept from an answer without one. text is
+/* Where an answer keeps the object's resourceVersion. */
+static const char *const nrt_rv_path[] = { "metadata", "resourceVersion",
+	NULL };
+
+/* The server holds text at resourceVersion rv (from its answer to a read
+ * or a write); nothing is kept from an answer without one. text is
  * taken. */
 static void
-nrt_remember(struct nrt *n, json_t *obj, char *text)
+nrt_remember(struct nrt *n, const char *rv, char *text)
 {
-	const char	*rv;
-
 	nrt_forget(n);
-	rv = json_string_value(json_object_get(json_object_get(obj,
-	    "metadata"), "resourceVersion"));
 	if (rv == NULL || text == NULL) {
 		free(text);
 		return;
@@ -209,26 +212,49 @@ nrt_fail(struct nrt *n, const char *fmt, ...)
 	nrt_end(n, 0);
 }
 
-/* The whole object around the content, NULL if the content is unusable. */
-static json_t *
-nrt_object(struct nrt *n, json_t *content, const char *rv)
+/*
+ * The whole object's text around the content's (nrt_text): its head
+ * (apiVersion, kind, metadata) written as an object, then joined with the
+ * content's members, so that the content, the bulk of it, is written out
+ * once for the compare and the request both. NULL if the content is
+ * unusable.
+ */
+static char *
+nrt_body(struct nrt *n, json_t *content, const char *text, const char *rv)
 {
-	json_t	*obj, *meta;
+	json_t	*meta, *head;
+	char	*h, *body;
+	size_t	 hl, tl;
 
-	if (!json_is_object(content) ||
+	if (text == NULL || !json_is_object(content) ||
 	    !json_is_array(json_object_get(content, "zones")))
 		return (NULL);
 	meta = json_pack("{s:s}", "name", n->node);
 	if (rv != NULL)
 		json_object_set_new(meta, "resourceVersion", json_string(rv));
-	obj = json_pack("{s:s, s:s, s:o}", "apiVersion", NRT_API_VERSION,
+	head = json_pack("{s:s, s:s, s:o}", "apiVersion", NRT_API_VERSION,
 	    "kind", NRT_KIND, "metadata", meta);
-	json_object_update_missing(obj, content);
-	return (obj);
+	h = json_dumps(head, JSON_COMPACT);
+	json_decref(head);
+	if (h == NULL)
+		return (NULL);
+	/* "{head}" and "{content}", each with members, as "{head,content}". */
+	hl = strlen(h);
+	tl = strlen(text);
+	if (hl < 3 || h[hl - 1] != '}' || tl < 3 || text[0] != '{') {
+		free(h);
+		return (NULL);
+	}
+	body = xmalloc(hl + tl);
+	memcpy(body, h, hl - 1);
+	body[hl - 1] = ',';
+	memcpy(body + hl, text + 1, tl);
+	free(h);
+	return (body);
 }
 
 static void
-nrt_write_cb(void *arg, int status, json_t *body, const char *error)
+nrt_write_cb(void *arg, int status, const char *rv, const char *error)
 {
 	struct nrt	*n = arg;
 
@@ -238,7 +264,7 @@ nrt_write_cb(void *arg, int status, json_t *body, const char *error)
 		return;
 	}
 	if (status == 200 || status == 201) {
-		nrt_remember(n, body, n->sending);
+		nrt_remember(n, rv, n->sending);
 		n->sending = NULL;
 		n->updates++;
 		if (status == 201)
@@ -274,9 +300,9 @@ nrt_write_cb(void *arg, int status, json_t *body, const char *error)
 static void
 nrt_write(struct nrt *n, const char *rv)
 {
-	json_t		*content, *obj;
+	json_t		*content;
 	const char	*method, *path;
-	char		*text;
+	char		*text, *body;
 
 	content = n->content(n->arg);
 	text = nrt_text(content);
@@ -287,19 +313,19 @@ nrt_write(struct nrt *n, const char *rv)
 		nrt_end(n, 1);
 		return;
 	}
-	if ((obj = nrt_object(n, content, rv)) == NULL) {
+	body = nrt_body(n, content, text, rv);
+	json_decref(content);
+	if (body == NULL) {
 		free(text);
-		json_decref(content);
 		nrt_fail(n, "no content for NodeResourceTopology %s", n->node);
 		return;
 	}
-	json_decref(content);
 	free(n->sending);
 	n->sending = text;
 	method = rv != NULL ? "PUT" : "POST";
 	path = rv != NULL ? n->path : NRT_PATH;
-	n->req = kube_request(n->kube, method, path, obj, nrt_write_cb, n);
-	json_decref(obj);
+	n->req = kube_request_pick(n->kube, method, path, body, nrt_rv_path,
+	    nrt_write_cb, n);
 }
 
 static void
@@ -323,7 +349,7 @@ nrt_get_cb(void *arg, int status, json_t *body, const char *error)
 			return;
 		}
 		/* What the server holds: what the write compares. */
-		nrt_remember(n, body, nrt_text(body));
+		nrt_remember(n, rv, nrt_text(body));
 		nrt_write(n, rv);
 	} else if (status == 404)
 		nrt_write(n, NULL);

@@ -436,3 +436,32 @@ put("watchev", "unknown-type", b'{"type":"NOPE","object":{}}\n')
 put("watchev", "no-rv", b'{"type":"ADDED","object":{"metadata":{}}}\n')
 put("watchev", "array", b"  \r\n\t[1]")
 put("watchev", "no-newlines", modified.strip() + added.strip())
+
+
+# fuzz-jsonpick: answers to a NodeResourceTopology write, and the kinds of
+# text jansson refuses.
+nrt_answer = {
+    "apiVersion": "topology.node.k8s.io/v1alpha2",
+    "kind": "NodeResourceTopology",
+    "metadata": {"name": "node-1", "resourceVersion": "123456",
+                 "uid": "0b6f2c1e-8d1a-4c55-9a6e-3d1f5f0e9a11",
+                 "managedFields": [{"manager": "topoawared",
+                                    "operation": "Update"}]},
+    "attributes": [{"name": "topologyManagerPolicy", "value": "none"}],
+    "zones": [{"name": "node-%d" % i, "type": "Node",
+               "costs": [{"name": "node-%d" % k, "value": 10 + 11 * (i != k)}
+                         for k in range(2)],
+               "resources": [{"name": "cpu", "capacity": "28",
+                              "allocatable": "26", "available": "20"}]}
+              for i in range(2)],
+}
+put("jsonpick", "nrt", json.dumps(nrt_answer, indent=1))
+put("jsonpick", "nrt-compact", json.dumps(nrt_answer, separators=(",", ":")))
+put("jsonpick", "escaped",
+    '{"meta\\u0064ata":{"resourceVersion":"\\u00e9\\ud83d\\ude00\\n"}}')
+put("jsonpick", "utf8", '{"metadata":{"resourceVersion":"é€😀"}}')
+put("jsonpick", "twice", '{"metadata":{},"metadata":{}}')
+put("jsonpick", "numbers", "[0,-0.5e+10,1E-7,12345678901234567890,1e999]")
+put("jsonpick", "literals", '[true,false,null,"",{},[]]')
+put("jsonpick", "deep", "[" * 40 + "]" * 40)
+put("jsonpick", "bad", '{"metadata":{"resourceVersion":"\\ud800"}}')

@@ -1,8 +1,9 @@
 """An API server that answers 200 with a body that is not JSON (garbage, a
 \\u0000 escape jansson refuses, a truncated object) is reported with the
 parse error and where it is in the body, for a ResourceClaim the kubelet
-asked to prepare and for the NodeResourceTopology object, never as "not a
-JSON object"; the daemon serves on."""
+asked to prepare and for the NodeResourceTopology object (read whole, or
+written and read for its resourceVersion), never as "not a JSON object";
+the daemon serves on."""
 
 import json
 import os
@@ -79,6 +80,54 @@ def test_nrt_answer_not_json():
         check_error(wait_for(failed, "the NRT read refused"), body, "")
         env.api.raw_get("%s/%s" % (NRT, NODE), 200, None)
         wait_for(lambda: env.api.nrt(NODE), "the NRT object written")
+        env.stop()
+
+
+def test_nrt_write_answer_not_json():
+    """A write's answer is read for its resourceVersion alone, but still
+    as JSON: one that is not is a failure of the API server, said with
+    the byte it fails at; the write itself was answered 200, so the
+    object counts as written, and with no resourceVersion kept the next
+    change reads the object before it writes."""
+    cfg = {"reservedResources": {"cpu": "cpuset:3,11"},
+           "nodeResourceTopology": {"enabled": True,
+                                    "refreshSeconds": 3600}}
+    with ApiEnv(cfg, ["--nrt-debounce", "50"]) as env:
+        env.start()
+        wait_for(lambda: env.s.status()["nrt"]["published"], "published")
+        path = "%s/%s" % (NRT, NODE)
+
+        def guaranteed(name):
+            p = env.rt.make_pod(name, qos="Guaranteed")
+            env.rt.create_container(p, env.rt.make_container(
+                p, "c", request=2000, limit=2000))
+
+        def requests():
+            return [r["method"] for r in env.api.recorded(prefix=path)]
+        before = len(requests())
+        failures = env.s.status()["dra"]["api"]["failures"]
+        body = b'{"metadata": {"name": "%s", "resourceVersion": "99"' % (
+            NODE.encode())
+        env.api.raw_next(200, body)
+        guaranteed("db")
+
+        def failed():
+            api = env.s.status()["dra"]["api"]
+            return api if api["failures"] > failures else None
+        api = wait_for(failed, "the write's answer refused")
+        assert "is not JSON" in api["lastError"], api
+        assert "at byte %d (of %d)" % (len(body), len(body)) in \
+            api["lastError"], api
+        assert requests()[before:] == ["PUT"], requests()
+        st = env.s.status()["nrt"]
+        assert st["lastError"] is None and st["updates"] == 2, st
+        # No resourceVersion kept from it: read, then written.
+        guaranteed("db2")
+        wait_for(lambda: requests()[before:] == ["PUT", "GET", "PUT"],
+                 "read and written again")
+        st = wait_for(lambda: (lambda s: s if s["updates"] == 3 else None)(
+            env.s.status()["nrt"]), "the write counted")
+        assert st["lastError"] is None, st
         env.stop()
 
 

@@ -355,6 +355,51 @@ def test_oversized_and_garbage_answers():
         assert out["kube"]["failures"] == 1
 
 
+def test_pick_one_string_of_the_answer():
+    """kube_request_pick: the string at a path of keys, unescaped, without
+    a tree of the rest; an absent one is no error; an answer that is not
+    JSON is a failure with the byte it fails at; a body goes as given."""
+    with FakeApiServer(token=TOKEN) as api:
+        kc = kubeconfig(api.url)
+        fixture = claim_fixture()
+        api.set_claim("ns1", "claim1", fixture)
+        out = probe(kc, "-p", "metadata/uid", "GET", CLAIM,
+                    "GET", CLAIM + "-missing")
+        res, missing = out["results"]
+        assert res == {"status": 200, "value": fixture["metadata"]["uid"],
+                       "error": None}, res
+        assert missing["status"] == 404, missing
+        assert missing["value"] is None and "404" in missing["error"], \
+            missing
+        assert out["kube"]["failures"] == 0
+        # Not there, or not a string: nothing picked, and no error.
+        for path in ("metadata/nope", "status/allocation", "x/y/z"):
+            res = probe(kc, "-p", path, "GET", CLAIM)["results"][0]
+            assert res == {"status": 200, "value": None, "error": None}, \
+                (path, res)
+        api.raw_next(200, b'{"metadata": {"uid": "a\\u00e9\\n"}}')
+        res = probe(kc, "-p", "metadata/uid", "GET", CLAIM)["results"][0]
+        assert res == {"status": 200, "value": "a\u00e9\n", "error": None}, \
+            res
+        for bad, at in ((b'{"metadata": {"uid": "x"', 24),
+                        (b'{"metadata": {}, "metadata": {"uid": "x"}}', 17),
+                        (b'{"metadata": {"uid": "x\\u0000"}}', 23)):
+            api.raw_next(200, bad)
+            out = probe(kc, "-p", "metadata/uid", "GET", CLAIM)
+            res = out["results"][0]
+            assert res["status"] == 200 and res["value"] is None, res
+            assert "the answer is not JSON" in res["error"], res
+            assert "at byte %d (of %d)" % (at, len(bad)) in res["error"], \
+                (res, at)
+            assert out["kube"]["failures"] == 1, out["kube"]
+        body = {"metadata": {"name": "n", "note": "\u00e9"}, "spec": [1, 2]}
+        before = len(api.recorded("POST"))
+        out = probe(kc, "-p", "metadata/name", "-d", json.dumps(body),
+                    "POST", "/apis/example/v1/things")
+        sent = api.recorded("POST")[before:]
+        assert len(sent) == 1 and json.loads(sent[0]["body"]) == body, sent
+
+
 def openssl(*args, cwd):
     subprocess.run(["openssl"] + list(args), cwd=cwd, check=True,
                    capture_output=True, timeout=25)
