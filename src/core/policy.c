@@ -1718,6 +1718,27 @@ policy_remove(struct policy *P, const char *id, struct policy_effects *fx)
 }
 
 /*
+ * A container the runtime already runs that P cannot place as it asks
+ * (why): rather than leave it untracked, or refuse the event that found
+ * it so, it shares the root pool's CPUs (grant_fallback), said in a
+ * warning. spec is taken. Not stored.
+ */
+static struct grant *
+fallback_new(struct policy *P, struct cspec *spec, const char *why,
+    struct policy_effects *fx)
+{
+	struct grant	*g;
+
+	policy_warn(fx, "%s; it shares the root pool's CPUs", why);
+	g = grant_new(spec->id, GRANT_CONTAINER);
+	cspec_move(&g->spec, spec);
+	/* Its memory as asked, when that much can be read. */
+	(void)request_from_spec(P, &g->spec, &g->req, NULL);
+	grant_fallback(P, g);
+	return (g);
+}
+
+/*
  * Carry a container grant into another policy: the same CPUs in the pool
  * of the same name when they are still free there, else allocated anew
  * with that pool as the hint. The pinning the runtime has travels along.
@@ -1823,22 +1844,33 @@ policy_reconfigure(struct policy *P, const struct config *cfg,
     struct policy_effects *fx, char **cause)
 {
 	struct policy	*N;
-	struct grant	**v;
+	struct grant	**v, *g;
+	struct cspec	  spec;
 	size_t		  i, n;
+	char		 *why = NULL;
 	int		  rc, pass;
 
 	if ((rc = policy_build(P->topo, cfg, &N, cause)) != 0)
 		return (rc);
 	if ((rc = policy_carry_claims(N, P, cause)) != 0)
 		goto fail;
+	/* A container that no longer fits is no reason to refuse the
+	 * reload (R-CONF-3: only a claim is): it falls back, with the
+	 * pinning the runtime has. */
 	v = policy_sorted(P->ctrs, &n);
-	for (pass = 0; pass < 2 && rc == 0; pass++)
-		for (i = 0; i < n && rc == 0; i++)
-			if (holds_cpus(v[i]) == (pass == 0))
-				rc = carry_from(N, P, v[i], fx, cause);
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++) {
+			if (holds_cpus(v[i]) != (pass == 0) ||
+			    carry_from(N, P, v[i], fx, &why) == 0)
+				continue;
+			cspec_dup(&spec, &v[i]->spec);
+			g = fallback_new(N, &spec, why, fx);
+			free(why);
+			why = NULL;
+			pinning_copy(&g->applied, &v[i]->applied);
+			policy_put(N, 0, g->key, g);
+		}
 	free(v);
-	if (rc != 0)
-		goto fail;
 	commit_swap(P, N, fx);
 	return (0);
 fail:
@@ -1954,19 +1986,9 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 		whole = !spec.trimmed;
 		rc = container_grant(N, &spec, NULL, NULL, &g, fx, &why);
 		if (rc != 0) {
-			/*
-			 * The runtime already runs it: rather than leave it
-			 * untracked, it shares the root pool's CPUs.
-			 */
-			policy_warn(fx, "%s; it shares the root pool's CPUs",
-			    why);
+			g = fallback_new(N, &spec, why, fx);
 			free(why);
 			why = NULL;
-			g = grant_new(spec.id, GRANT_CONTAINER);
-			cspec_move(&g->spec, &spec);
-			/* Its memory as asked, when that much can be read. */
-			(void)request_from_spec(N, &g->spec, &g->req, NULL);
-			grant_fallback(N, g);
 		}
 		cspec_clear(&spec);
 		/* Its copy, as it read it, for the event. */

@@ -13,7 +13,8 @@ newline is answered, and an over-long one gets an error. A pod that
 writes thousands of our annotations and DRA_CPUSET_ variables into its
 spec is capped and does not slow anyone else; one that fills many
 containers with them meets the node's budget of kept metadata and cannot
-push the saved state past what a restart reads.
+push the saved state past what a restart reads. A running pod that asks
+for more CPUs than the node has does not block reloads.
 
 The runtime simulator, the grpcio kubelet stand-in and the raw HTTP/2
 client are independent peers (t/lib); the limits and timeouts are those
@@ -595,6 +596,45 @@ def test_hostile_metadata_cannot_lose_the_node_state():
                   if "id" in g}
         assert grants[victim.id]["cpus"] == victim_cpus, grants[victim.id]
         assert rt.cpus(victim.id) == victim_cpus
+        s.stop()
+
+
+def test_an_oversized_pod_does_not_block_reloads():
+    """A pod the runtime already runs that asks for more CPUs than the
+    node has is placed on the root pool's shared CPUs at the Synchronize.
+    It used to make every later reload fail with its error, leaving the
+    node's configuration stuck; a reload is refused only for a claim now
+    (R-CONF-3): the pod stays where it is, with a warning, and the rest
+    of the reload is done."""
+    with Session({"reservedResources": {"cpu": "cpuset:3,11"}}) as s:
+        rt = s.rt
+        hp = rt.make_pod("huge", qos="Guaranteed")
+        huge = rt.make_container(hp, "c", request=400000, limit=400000)
+        rt.add(hp, huge)
+        bp = rt.make_pod("plain")
+        plain = rt.make_container(bp, "c")
+        rt.add(bp, plain)
+        s.start()
+        s.wait_status(lambda st: st["nri"]["synchronized"])
+        assert "it shares the root pool's CPUs" in s.d.output()
+        shared = rt.cpus(huge.id)
+        assert shared and rt.cpus(plain.id), "not pinned"
+        gen = s.status()["configGeneration"]
+        s.d.write_config({"reservedResources": {"cpu": "cpuset:3,11"},
+                          "pinMemory": False})
+        r = s.d.admin("reload")
+        assert r["ok"], r
+        st = s.status()
+        assert st["configGeneration"] == gen + 1, st
+        assert st["lastReload"]["ok"] is True, st["lastReload"]
+        assert rt.cpus(huge.id) == shared
+        out = s.d.output()
+        assert out.count("container %s: " % huge.id) >= 2, out[-2000:]
+        # Everyone else is still served.
+        q = rt.make_pod("after")
+        c = rt.make_container(q, "c")
+        rt.create_container(q, c)
+        assert rt.cpus(c.id)
         s.stop()
 
 

@@ -274,3 +274,110 @@ Test(moves, pool_file_updates)
 	config_free(cfg);
 	free(text);
 }
+
+/* Whether the last event's effects update container id. */
+static int
+updated(const char *id)
+{
+	int	i;
+
+	for (i = 0; i < e.fx.nupdates; i++)
+		if (strcmp(e.fx.updates[i].id, id) == 0)
+			return (1);
+	return (0);
+}
+
+/* Whether a warning of the last event names id and says it falls back. */
+static int
+warned_fallback(const char *id)
+{
+	char	*who;
+	int	 i, found = 0;
+
+	xasprintf(&who, "container %s:", id);
+	for (i = 0; i < e.fx.nwarnings; i++)
+		if (strstr(e.fx.warnings[i], who) != NULL &&
+		    strstr(e.fx.warnings[i], "it shares the root pool's CPUs")
+		    != NULL)
+			found = 1;
+	free(who);
+	return (found);
+}
+
+/*
+ * R-CONF-3: only a claim that cannot be reinstated refuses a reload. A
+ * container the runtime runs that no pool can take as it asks (here more
+ * CPUs than the machine has) shares the root pool's CPUs after a
+ * Synchronize, and every reload after that carries it so again: with a
+ * warning, the runtime's pinning kept (no update unless the root pool's
+ * CPUs change), and the rest of the reload done.
+ */
+Test(moves, a_container_that_cannot_be_placed_does_not_refuse_a_reload)
+{
+	struct container_spec	 specs[2];
+	struct config		*cfg;
+	char			*state;
+	int			 i;
+
+	memset(specs, 0, sizeof specs);
+	specs[0].id = "be1";
+	specs[0].qos = QOS_BESTEFFORT;
+	specs[0].cpu_request = specs[0].cpu_limit = -1;
+	specs[1].id = "huge";
+	specs[1].qos = QOS_GUARANTEED;
+	specs[1].cpu_request = specs[1].cpu_limit = 400000;
+	cr_assert_eq(policy_sync(e.P, specs, 2, &e.fx, &e.cause), 0, "%s",
+	    e.cause);
+	cr_assert(warned_fallback("huge"));
+	for (i = 0; i < 2; i++) {
+		env_reset(&e);
+		cfg = parse(i == 0 ? "{\"reservedResources\":{\"cpu\":"
+		    "\"cpuset:3,11\"},\"colocatePods\":true}" :
+		    "{\"reservedResources\":{\"cpu\":\"cpuset:3,9,11\"}}");
+		cr_assert_eq(policy_reconfigure(e.P, cfg, &e.fx, &e.cause), 0,
+		    "reload %d refused: %s", i, e.cause);
+		config_free(cfg);
+		cr_assert(warned_fallback("huge"), "reload %d", i);
+		/* The first leaves the root pool's CPUs as they were: the
+		 * runtime has its pinning. The second reserves one of them. */
+		if (i == 0)
+			cr_assert(!updated("huge"), "an update for a pinning "
+			    "the runtime has");
+		else {
+			cr_assert(updated("huge"));
+			cr_assert(!cpuset_has(&policy_pinning(e.P,
+			    "huge")->cpus, 9));
+		}
+		state = policy_save_text(e.P, NULL);
+		cr_assert_not_null(strstr(state, "\"fallback\":true"));
+		free(state);
+	}
+	/* The second reload was done: CPU 9 is reserved now. */
+	testlib_assert_set(pool_tree_reserved(policy_tree(e.P)), "3,9,11");
+}
+
+/*
+ * A container placed as it asked that the new config cannot place so
+ * (its exclusive CPUs left out of what the node offers, too few left for
+ * it) falls back too, and moves to the root pool's shared CPUs.
+ */
+Test(moves, a_container_the_new_config_cannot_place_falls_back)
+{
+	const struct pinning	*p;
+	struct config		*cfg;
+
+	create("g", "G", 4000);
+	p = policy_pinning(e.P, "g");
+	cr_assert_not_null(p);
+	cr_assert_eq(cpuset_count(&p->cpus), 4);
+	cfg = parse("{\"reservedResources\":{\"cpu\":\"cpuset:3\"},"
+	    "\"availableResources\":{\"cpu\":\"cpuset:0-3\"}}");
+	cr_assert_eq(policy_reconfigure(e.P, cfg, &e.fx, &e.cause), 0,
+	    "reload refused: %s", e.cause);
+	config_free(cfg);
+	cr_assert(warned_fallback("g"));
+	cr_assert(updated("g"));
+	p = policy_pinning(e.P, "g");
+	cr_assert_not_null(p);
+	testlib_assert_set(&p->cpus, "0-2");
+}
