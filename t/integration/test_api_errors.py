@@ -108,7 +108,8 @@ def test_nrt_write_answer_not_json():
         failures = env.s.status()["dra"]["api"]["failures"]
         body = b'{"metadata": {"name": "%s", "resourceVersion": "99"' % (
             NODE.encode())
-        env.api.raw_next(200, body)
+        # The PUT's answer alone: the driver's slices are written too.
+        env.api.raw_once("PUT", path, 200, body)
         guaranteed("db")
 
         def failed():

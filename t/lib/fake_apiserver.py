@@ -343,6 +343,12 @@ class _Handler(BaseHTTPRequestHandler):
                 api._fail -= 1
             delay = api._delay
             raw_answer = api._raw.pop(0) if api._raw else None
+            path = urlsplit(self.path).path
+            for i, (method, want, answer) in enumerate(api._raw_once):
+                if raw_answer is None and method == self.command and \
+                        want == path:
+                    raw_answer = api._raw_once.pop(i)[2]
+                    break
             if raw_answer is None and self.command == "GET":
                 raw_answer = api._raw_gets.get(urlsplit(self.path).path)
         api._released.wait()
@@ -532,6 +538,7 @@ class FakeApiServer:
         self.tls = tls
         self._raw = []
         self._raw_gets = {}
+        self._raw_once = []
         self.lock = threading.Lock()
         self.requests = []
         self.claims = {}
@@ -805,6 +812,12 @@ class FakeApiServer:
         """Answer the next request with these bytes, whatever they are."""
         with self.lock:
             self._raw.append((code, data))
+
+    def raw_once(self, method, path, code, data):
+        """Answer the next METHOD request of path with these bytes;
+        requests to other paths, or of other methods, go on as usual."""
+        with self.lock:
+            self._raw_once.append((method, path, (code, data)))
 
     def raw_get(self, path, code, data):
         """Answer every GET of path with these bytes (None: as before);
