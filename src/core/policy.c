@@ -1780,16 +1780,46 @@ policy_carry_container(struct policy *N, const struct grant *old,
 	return (0);
 }
 
-/* A container of P carried into N with the memory zone it has in P. */
+/*
+ * policy_carry_container, or, when N cannot place old as it asks, a
+ * fallback (fallback_new) with the pinning the runtime has: a container
+ * that no longer fits refuses neither a reload nor a start (R-CONF-3:
+ * only a claim does).
+ */
+void
+policy_carry_or_fall_back(struct policy *N, const struct grant *old,
+    const struct cpuset *mem, struct policy_effects *fx)
+{
+	struct grant	*g;
+	struct cspec	 spec;
+	char		*why = NULL;
+
+	if (policy_carry_container(N, old, mem, fx, &why) == 0)
+		return;
+	cspec_dup(&spec, &old->spec);
+	g = fallback_new(N, &spec, why, fx);
+	free(why);
+	pinning_copy(&g->applied, &old->applied);
+	policy_put(N, 0, g->key, g);
+}
+
+/*
+ * A container of P carried into N with the memory zone it has in P; with
+ * fall_back, as policy_carry_or_fall_back (never failing).
+ */
 static int
 carry_from(struct policy *N, const struct policy *P, const struct grant *old,
-    struct policy_effects *fx, char **cause)
+    int fall_back, struct policy_effects *fx, char **cause)
 {
 	struct cpuset	zone = CPUSET_INITIALIZER;
-	int		rc;
+	const struct cpuset *mem;
+	int		rc = 0;
 
-	rc = policy_carry_container(N, old, policy_mem_zone(P, old->key,
-	    &zone) ? &zone : NULL, fx, cause);
+	mem = policy_mem_zone(P, old->key, &zone) ? &zone : NULL;
+	if (fall_back)
+		policy_carry_or_fall_back(N, old, mem, fx);
+	else
+		rc = policy_carry_container(N, old, mem, fx, cause);
 	cpuset_clear(&zone);
 	return (rc);
 }
@@ -1844,32 +1874,20 @@ policy_reconfigure(struct policy *P, const struct config *cfg,
     struct policy_effects *fx, char **cause)
 {
 	struct policy	*N;
-	struct grant	**v, *g;
-	struct cspec	  spec;
+	struct grant	**v;
 	size_t		  i, n;
-	char		 *why = NULL;
 	int		  rc, pass;
 
 	if ((rc = policy_build(P->topo, cfg, &N, cause)) != 0)
 		return (rc);
 	if ((rc = policy_carry_claims(N, P, cause)) != 0)
 		goto fail;
-	/* A container that no longer fits is no reason to refuse the
-	 * reload (R-CONF-3: only a claim is): it falls back, with the
-	 * pinning the runtime has. */
+	/* Containers never refuse it: one that no longer fits falls back. */
 	v = policy_sorted(P->ctrs, &n);
 	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < n; i++) {
-			if (holds_cpus(v[i]) != (pass == 0) ||
-			    carry_from(N, P, v[i], fx, &why) == 0)
-				continue;
-			cspec_dup(&spec, &v[i]->spec);
-			g = fallback_new(N, &spec, why, fx);
-			free(why);
-			why = NULL;
-			pinning_copy(&g->applied, &v[i]->applied);
-			policy_put(N, 0, g->key, g);
-		}
+		for (i = 0; i < n; i++)
+			if (holds_cpus(v[i]) == (pass == 0))
+				(void)carry_from(N, P, v[i], 1, fx, NULL);
 	free(v);
 	commit_swap(P, N, fx);
 	return (0);
@@ -1968,7 +1986,7 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 			    holds_cpus(old) != (pass == 0))
 				continue;
 			fresh = relabeled(old, &specs[i], &room, fx);
-			if (carry_from(N, P, fresh ? fresh : old, fx,
+			if (carry_from(N, P, fresh ? fresh : old, 0, fx,
 			    &why) != 0) {
 				policy_warn(fx, "%s", why);
 				free(why);

@@ -286,6 +286,12 @@ json_t	*policy_save(const struct policy *);
 char	*policy_save_text(const struct policy *, size_t *len);
 int	policy_restore(const struct topology *, const struct config *,
 	    json_t *, struct policy **, char **);
+/* The same, with the warnings of the restore (a container the config
+ * cannot place, which falls back) handed out when warnings is not NULL:
+ * an array of *nwarnings strings, each and it for the caller to free. */
+int	policy_restore_warn(const struct topology *, const struct config *,
+	    json_t *, struct policy **, char ***warnings, int *nwarnings,
+	    char **);
 /*
  * The state document as a snapshot of the journal: its sequence number
  * (0: none) and the config in force (JSON text, NULL: none), which

@@ -319,6 +319,8 @@ int	policy_repin(struct policy *, struct grant *, struct policy_effects *,
 int	holds_cpus(const struct grant *);
 int	policy_carry_container(struct policy *, const struct grant *,
 	    const struct cpuset *, struct policy_effects *, char **);
+void	policy_carry_or_fall_back(struct policy *, const struct grant *,
+	    const struct cpuset *, struct policy_effects *);
 int	policy_carry_claims(struct policy *, const struct policy *, char **);
 
 /* affinity_eval.c */

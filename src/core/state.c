@@ -699,7 +699,10 @@ parse_cold(const char *key, json_t *o, struct grant *g, char **cause)
 
 /*
  * One container entry into a grant of N: the same CPUs in the same pool
- * when still free, else allocated anew (policy_carry_container).
+ * when still free, else allocated anew; one the config in force cannot
+ * place falls back (policy_carry_or_fall_back), rather than refuse the
+ * whole state and the claims in it with it. A malformed entry is
+ * refused.
  */
 static int
 restore_container(struct policy *N, const char *key, json_t *o,
@@ -767,8 +770,7 @@ restore_container(struct policy *N, const char *key, json_t *o,
 		/* Pinned again from its environment against the held claims
 		 * it was pinned to. */
 		g->kind = GRANT_CLAIM_PINNED;
-		rc = policy_carry_container(N, g, mem ? &zone : NULL, fx,
-		    cause);
+		policy_carry_or_fall_back(N, g, mem ? &zone : NULL, fx);
 		goto out;
 	}
 	for (i = 0; i < 3; i++)
@@ -790,7 +792,7 @@ restore_container(struct policy *N, const char *key, json_t *o,
 	g->portion = portion;
 	g->zero_req = zero;
 	g->pool = pool_tree_find(N->tree, pool);
-	rc = policy_carry_container(N, g, mem ? &zone : NULL, fx, cause);
+	policy_carry_or_fall_back(N, g, mem ? &zone : NULL, fx);
 out:
 	cpuset_clear(&zone);
 	grant_free(g);
@@ -877,6 +879,14 @@ int
 policy_restore(const struct topology *t, const struct config *cfg,
     json_t *doc, struct policy **out, char **cause)
 {
+	return (policy_restore_warn(t, cfg, doc, out, NULL, NULL, cause));
+}
+
+int
+policy_restore_warn(const struct topology *t, const struct config *cfg,
+    json_t *doc, struct policy **out, char ***warnings, int *nwarnings,
+    char **cause)
+{
 	struct policy		*N = NULL;
 	struct policy_effects	 fx;
 	struct cpuset		 cpus = CPUSET_INITIALIZER;
@@ -957,6 +967,12 @@ policy_restore(const struct topology *t, const struct config *cfg,
 	 */
 	policy_refresh(N, NULL, 1, NULL);
 	cpuset_clear(&cpus);
+	if (warnings != NULL) {
+		*warnings = fx.warnings;
+		*nwarnings = fx.nwarnings;
+		fx.warnings = NULL;
+		fx.nwarnings = 0;
+	}
 	policy_effects_clear(&fx);
 	*out = N;
 	return (0);

@@ -279,7 +279,8 @@ restore_state(struct server *srv, char **cause)
 	struct journal_start	 st;
 	json_t			*doc;
 	char			*why = NULL, *where = NULL, *what;
-	int			 rc;
+	char			**warnings = NULL;
+	int			 rc, i, nwarnings = 0;
 
 	if ((rc = journal_load(srv->opts.state_dir, &st, cause)) != 0)
 		return (rc);
@@ -298,7 +299,13 @@ restore_state(struct server *srv, char **cause)
 		log_info("replayed %d journal record%s after the snapshot",
 		    st.records, st.records == 1 ? "" : "s");
 	doc = st.doc;
-	rc = policy_restore(srv->topo, srv->cfg, doc, &srv->policy, &why);
+	rc = policy_restore_warn(srv->topo, srv->cfg, doc, &srv->policy,
+	    &warnings, &nwarnings, &why);
+	for (i = 0; i < nwarnings; i++) {
+		log_warnx("restoring the saved state: %s", warnings[i]);
+		free(warnings[i]);
+	}
+	free(warnings);
 	if (rc == 0) {
 		log_info("restored %d containers and %d claims",
 		    policy_ncontainers(srv->policy),

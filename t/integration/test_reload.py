@@ -253,6 +253,45 @@ def test_a_saved_claim_is_held_after_restart():
         assert cpulist(doc["grants"]["claim:uid-1"]["cpus"]) == set(cpus)
 
 
+def test_a_saved_container_that_no_longer_fits_is_restored():
+    """The config changed while the daemon was down, and a saved
+    container with eight exclusive CPUs fits nowhere under it: it shares
+    the root pool's CPUs, with a warning, and the claim and the rest of
+    the state are restored. Before, the whole state was refused for it
+    and moved aside, and the claim dropped with it."""
+    with Daemon() as d:
+        d.start()
+        cpus, pool = node0_claim(d)
+        finish(d)
+        text = ",".join(str(c) for c in cpus)
+        mine = sorted(cpulist(pool["freeSharable"]) - set(cpus))[:8]
+        spec = {"qos": "Guaranteed", "cpuRequest": 8000, "cpuLimit": 8000,
+                "annotations": {}, "env": {}}
+        write_state(d, {
+            "claim:uid-1": {"kind": "claim", "cpus": text,
+                            "pool": pool["name"]},
+            "big": {"kind": "container", "pool": pool["name"],
+                    "type": "normal",
+                    "exclusive": ",".join(str(c) for c in mine),
+                    "portion": 0, "zeroRequest": False, "fallback": False,
+                    "container": spec}})
+        # Four CPUs offered: the claim's two, one reserved, one more.
+        offered = sorted(set(cpus) | set(mine[:2]))
+        d.write_config({"availableResources": {"cpu": "cpuset:" + ",".join(
+            str(c) for c in offered)},
+            "reservedResources": {"cpu": "cpuset:%d" % mine[1]}})
+        d.start()
+        st = status(d)
+        assert st["claims"] == 1 and st["containers"] == 1, st
+        assert not glob.glob(state_path(d) + ".bad-*")
+        out = d.output()
+        assert "restoring the saved state: container big: " in out, out
+        assert "it shares the root pool's CPUs" in out, out
+        claims = d.admin("claims")["result"]
+        assert cpulist(claims[0]["cpus"]) == set(cpus), claims
+        finish(d)
+
+
 def conflicting_start(d, grants, what):
     """Starts on saved grants whose claims cannot be reinstated: the
     daemon must exit 78 (no restart under systemd), name what conflicts

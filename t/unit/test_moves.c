@@ -381,3 +381,46 @@ Test(moves, a_container_the_new_config_cannot_place_falls_back)
 	cr_assert_not_null(p);
 	testlib_assert_set(&p->cpus, "0-2");
 }
+
+/*
+ * The same at a start: a saved container the config in force cannot
+ * place (the config changed while the daemon was down) falls back, said
+ * in a warning; the claims and every other grant are restored, not the
+ * whole state set aside for it (which dropped the claims).
+ */
+Test(moves, a_saved_container_that_no_longer_fits_does_not_refuse_a_start)
+{
+	struct policy	*R = NULL;
+	struct config	*cfg;
+	json_t		*doc;
+	char		**w = NULL, *state;
+	int		 nw = 0, i, warned = 0;
+
+	cr_assert_eq(env_claim(&e, "c1", "cpudevnuma001=2"), 0, "%s",
+	    e.cause);
+	create("g", "G", 8000);
+	create("be1", "BE", -1);
+	doc = policy_save(e.P);
+	/* Eight CPUs offered, one reserved, two claimed: five left. */
+	cfg = parse("{\"reservedResources\":{\"cpu\":\"cpuset:3\"},"
+	    "\"availableResources\":{\"cpu\":\"cpuset:0-3,56-59\"}}");
+	cr_assert_eq(policy_restore_warn(e.topo, cfg, doc, &R, &w, &nw,
+	    &e.cause), 0, "restore refused: %s", e.cause);
+	for (i = 0; i < nw; i++) {
+		if (strstr(w[i], "container g:") != NULL &&
+		    strstr(w[i], "it shares the root pool's CPUs") != NULL)
+			warned = 1;
+		free(w[i]);
+	}
+	free(w);
+	cr_assert(warned, "no warning for g");
+	cr_assert_eq(policy_ncontainers(R), 2);
+	cr_assert(cpuset_equal(policy_claim_cpus(R, "c1"),
+	    policy_claim_cpus(e.P, "c1")));
+	state = policy_save_text(R, NULL);
+	cr_assert_not_null(strstr(state, "\"fallback\":true"), "%s", state);
+	free(state);
+	policy_free(R);
+	config_free(cfg);
+	json_decref(doc);
+}
