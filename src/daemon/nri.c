@@ -1565,9 +1565,11 @@ handle_request(struct conn *c, uint32_t stream, const Ttrpc__Request *req)
 	struct call		 call;
 	struct timespec		 t0;
 	ProtobufCMessage	*msg = NULL;
+	ProtobufCBinaryData	 payload;
+	uint8_t			*clean = NULL;
 	char			*cause = NULL;
 	size_t			 i;
-	int			 rc;
+	int			 rc, n;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	call.c = c;
@@ -1592,21 +1594,47 @@ handle_request(struct conn *c, uint32_t stream, const Ttrpc__Request *req)
 	}
 	metrics_inc("nri_events", "event", m->word);
 	/* protobuf-c would cut a string at a NUL byte: ids would merge. */
-	if ((rc = pbcheck_strings(m->desc, req->payload.data,
-	    req->payload.len, &cause)) != 0 && rc != -EBADMSG) {
+	payload = req->payload;
+	rc = pbcheck_strings(m->desc, payload.data, payload.len, &cause);
+	if (rc == -EILSEQ && m->fn == h_synchronize) {
+		/*
+		 * A Synchronize is the runtime's account of all it runs:
+		 * refused for one pod's annotation, it would leave every
+		 * container of the node unpinned, again at every attempt.
+		 * Its NUL bytes are read as '?' (no key becomes one of ours,
+		 * no id another's), and the log says where the first was.
+		 */
+		clean = xmalloc(payload.len);
+		if ((n = pbcheck_scrub(m->desc, payload.data, clean,
+		    payload.len, '?')) > 0) {
+			log_warnx("NRI: Synchronize: %s; %d string%s with a "
+			    "NUL byte read with '?' in its place", cause, n,
+			    n == 1 ? "" : "s");
+			metrics_inc("errors", "kind", "nri_protocol");
+		}
+		free(cause);
+		cause = NULL;
+		payload.data = clean;
+		/* What else may be wrong with it, as with any message. */
+		rc = pbcheck_strings(m->desc, clean, payload.len, &cause);
+	}
+	if (rc != 0 && rc != -EBADMSG) {
 		log_warnx("NRI: %s refused: %s", m->name, cause);
 		metrics_inc("errors", "kind", "nri_protocol");
 		reply_error(&call, TTRPC_INVALID_ARGUMENT, "%s", cause);
 		free(cause);
+		free(clean);
 		goto out;
 	}
 	if (rc != 0 ||
-	    ttrpc_payload_unpack(m->desc, &req->payload, &msg, &call.mem,
+	    ttrpc_payload_unpack(m->desc, &payload, &msg, &call.mem,
 	    &cause) != 0) {
 		conn_fail(c, "nri_protocol", "%s: %s", m->name, cause);
 		free(cause);
+		free(clean);
 		return;
 	}
+	free(clean);
 	m->fn(&call, &msg);
 	/* The message with it, unless the handler kept both. */
 	pbarena_free(call.mem);

@@ -96,13 +96,15 @@ field_label(const ProtobufCFieldDescriptor *fd, const uint8_t *p, size_t at)
 /*
  * *where: the path below d of the field at fault (caller frees), NULL
  * when the fault is in d's own bytes rather than one of its fields.
+ * With w (the same bytes, writable), a string's NUL bytes are replaced
+ * there by sub and counted in *scrubbed instead of refused.
  */
 static int
-walk(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
-    int depth, char **where)
+walk(const ProtobufCMessageDescriptor *d, const uint8_t *p, uint8_t *w,
+    size_t len, int depth, char **where, uint8_t sub, int *scrubbed)
 {
 	const ProtobufCFieldDescriptor	*fd;
-	size_t				 off = 0, at, start = 0, n = 0;
+	size_t				 off = 0, at, start = 0, n = 0, i;
 	uint32_t			 num;
 	unsigned			 type;
 	char				*label, *below = NULL;
@@ -125,11 +127,20 @@ walk(const ProtobufCMessageDescriptor *d, const uint8_t *p, size_t len,
 			continue;
 		rc = 0;
 		if (fd->type == PROTOBUF_C_TYPE_STRING) {
-			if (memchr(p + start, '\0', n) != NULL)
+			if (memchr(p + start, '\0', n) == NULL)
+				continue;
+			if (w == NULL)
 				rc = -EILSEQ;
+			else {
+				for (i = start; i < start + n; i++)
+					if (w[i] == '\0')
+						w[i] = sub;
+				(*scrubbed)++;
+			}
 		} else if (fd->type == PROTOBUF_C_TYPE_MESSAGE)
-			rc = walk(fd->descriptor, p + start, n, depth + 1,
-			    &below);
+			rc = walk(fd->descriptor, p + start, w != NULL ?
+			    w + start : NULL, n, depth + 1, &below, sub,
+			    scrubbed);
 		if (rc == 0)
 			continue;
 		label = field_label(fd, p, at);
@@ -151,7 +162,7 @@ pbcheck_strings(const ProtobufCMessageDescriptor *d, const uint8_t *buf,
 	char	*where = NULL;
 	int	 rc;
 
-	if ((rc = walk(d, buf, len, 0, &where)) == 0)
+	if ((rc = walk(d, buf, NULL, len, 0, &where, 0, NULL)) == 0)
 		return (0);
 	if (cause != NULL) {
 		switch (rc) {
@@ -173,6 +184,19 @@ pbcheck_strings(const ProtobufCMessageDescriptor *d, const uint8_t *buf,
 	}
 	free(where);
 	return (rc);
+}
+
+int
+pbcheck_scrub(const ProtobufCMessageDescriptor *d, const uint8_t *buf,
+    uint8_t *out, size_t len, uint8_t sub)
+{
+	char	*where = NULL;
+	int	 rc, scrubbed = 0;
+
+	memcpy(out, buf, len);
+	rc = walk(d, buf, out, len, 0, &where, sub, &scrubbed);
+	free(where);
+	return (rc != 0 ? rc : scrubbed);
 }
 
 size_t

@@ -31,6 +31,16 @@
 int	pbcheck_strings(const ProtobufCMessageDescriptor *, const uint8_t *buf,
 	    size_t len, char **cause);
 
+/*
+ * The len bytes of buf copied to out with every NUL byte of a string
+ * field (as pbcheck_strings finds them) replaced by sub, for a message
+ * that cannot be refused for one string: the strings that had one, or
+ * -ELOOP or -EBADMSG as pbcheck_strings. A NUL in a bytes field or an
+ * unknown field is left as it is.
+ */
+int	pbcheck_scrub(const ProtobufCMessageDescriptor *, const uint8_t *buf,
+	    uint8_t *out, size_t len, uint8_t sub);
+
 /* Wire types. */
 #define PBWIRE_VARINT	0
 #define PBWIRE_64BIT	1

@@ -6,7 +6,9 @@
  * Input without a NUL byte must have no string with one. Its -EBADMSG is
  * not held to protobuf-c's verdict: protobuf-c takes a tag whose varint
  * runs past 32 bits (cutting it down), which pbcheck refuses, as Go's
- * decoder does.
+ * decoder does. pbcheck_scrub (a Synchronize's NULs read as '?') changes
+ * only NUL bytes, into '?', and leaves what pbcheck_strings then accepts,
+ * or the same structural error; on a clean message it changes nothing.
  */
 
 #include <errno.h>
@@ -42,6 +44,27 @@ static const ProtobufCMessageDescriptor *const descs[] = {
 };
 #define NDESCS	(sizeof descs / sizeof descs[0])
 
+static void
+scrub(const ProtobufCMessageDescriptor *desc, const uint8_t *data,
+    size_t len, int checked)
+{
+	uint8_t	*out;
+	size_t	 i;
+	int	 n, again;
+
+	if ((out = malloc(len > 0 ? len : 1)) == NULL)
+		abort();
+	n = pbcheck_scrub(desc, data, out, len, '?');
+	for (i = 0; i < len; i++)
+		if (out[i] != data[i] && (data[i] != '\0' || out[i] != '?'))
+			abort();
+	again = pbcheck_strings(desc, out, len, NULL);
+	if ((checked == 0 && n != 0) || (checked == -EILSEQ && n == 0) ||
+	    (n >= 0 && again != 0) || (n < 0 && again != n))
+		abort();
+	free(out);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 {
@@ -64,5 +87,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	if (msg != NULL)
 		protobuf_c_message_free_unpacked(msg, NULL);
 	free(cause);
+	scrub(desc, data, len, rc);
 	return (0);
 }

@@ -36,7 +36,7 @@ import statedoc  # noqa: E402
 from daemon import Daemon  # noqa: E402
 from draenv import CALL_TIMEOUT, DraEnv, dev  # noqa: E402
 from kubelet import result  # noqa: E402
-from nri_runtime import CallError, Session  # noqa: E402
+from nri_runtime import CallError, Session, parse_cpuset  # noqa: E402
 
 import grpc  # noqa: E402
 
@@ -466,6 +466,40 @@ def test_nul_in_container_ids_refused():
                   if g.get("id", "").startswith("ab")]
         assert [g["id"] for g in grants] == ["ab"], grants
         assert "NUL byte" in s.d.output()
+        s.stop()
+
+
+def test_nul_in_a_running_pods_annotation_does_not_stop_the_synchronize():
+    """Kubernetes lets an annotation's value hold a NUL byte. A create
+    with one is refused (above); but a pod that runs already, when the
+    daemon starts, is in the runtime's Synchronize, and refusing that
+    refused every container of the node, at every attempt. Its NUL bytes
+    are read as '?' instead, said in the log: everyone is synchronized and
+    pinned, that pod included, and no key of ours is forged by one."""
+    with Session({"reservedResources": {"cpu": "cpuset:3,11"}}) as s:
+        rt = s.rt
+        bad = rt.make_pod("bad", qos="Guaranteed", annotations={
+            "note": "a\0b",
+            "prefer-isolated-cpus.resource-policy.nri.io\0x": "false"})
+        bc = rt.make_container(bad, "c", request=1000, limit=1000)
+        rt.add(bad, bc)
+        good = rt.make_pod("good", qos="Guaranteed")
+        gc = rt.make_container(good, "c", request=1000, limit=1000)
+        rt.add(good, gc)
+        s.start()
+        s.wait_status(lambda st: st["nri"]["synchronized"])
+        out = s.d.output()
+        assert "SynchronizeRequest.pods[" in out and \
+            "2 strings with a NUL byte read with '?'" in out, out[-2000:]
+        assert rt.cpus(gc.id) and rt.cpus(bc.id), "not pinned"
+        grants = {g["id"]: g for g in s.d.admin("grants")["result"]
+                  if "id" in g}
+        assert bc.id in grants and gc.id in grants, grants
+        # The key cut at its NUL would be ours and turn the isolated CPU
+        # a one-CPU Guaranteed container gets off: read whole, it is not.
+        isolated = s.machine.isolated
+        assert parse_cpuset(rt.cpus(gc.id)) <= isolated, rt.cpus(gc.id)
+        assert parse_cpuset(rt.cpus(bc.id)) <= isolated, rt.cpus(bc.id)
         s.stop()
 
 

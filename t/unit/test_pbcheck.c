@@ -295,3 +295,55 @@ Test(pbcheck, cause_may_be_null)
 	put_claim(&b, "d", 1, "x\0", 2, "n", 1);
 	cr_assert_eq(pbcheck_strings(PREPARE_REQ, b.b, b.n, NULL), -EILSEQ);
 }
+
+/*
+ * pbcheck_scrub, for the message that cannot be refused (a Synchronize):
+ * every NUL of every string field becomes the substitute, each string
+ * counted once, and nothing else changes: not a bytes field's NULs, not
+ * a length, not a field pbcheck does not know. The result then passes.
+ */
+Test(pbcheck, scrub_replaces_the_nul_bytes_of_strings_only)
+{
+	struct buf	req = { .n = 0 }, pod = { .n = 0 }, ctr = { .n = 0 };
+	struct buf	entry = { .n = 0 }, b = { .n = 0 };
+	uint8_t		out[sizeof req.b];
+	size_t		i, diff = 0;
+
+	put_len(&entry, 1, "k", 1);
+	put_len(&entry, 2, "a\0b\0", 4);
+	put_len(&pod, 1, "pod-1", 5);
+	put_buf(&pod, 6, &entry);
+	put_buf(&req, 1, &pod);
+	put_len(&ctr, 1, "c\0", 2);
+	put_len(&ctr, 8, "A=1", 3);
+	put_len(&ctr, 8, "B=\0", 3);
+	put_buf(&req, 2, &ctr);
+	cr_assert_eq(pbcheck_scrub(CREATE_REQ, req.b, out, req.n, '?'), 3);
+	for (i = 0; i < req.n; i++) {
+		if (req.b[i] == out[i])
+			continue;
+		cr_assert_eq(req.b[i], '\0', "byte %zu changed", i);
+		cr_assert_eq(out[i], '?');
+		diff++;
+	}
+	cr_assert_eq(diff, 4);
+	cr_assert_eq(pbcheck_strings(CREATE_REQ, out, req.n, NULL), 0);
+	/* A clean message is copied as it is. */
+	memset(out, 0, sizeof out);
+	pod.n = 0;
+	put_len(&pod, 1, "pod-1", 5);
+	put_buf(&b, 1, &pod);
+	cr_assert_eq(pbcheck_scrub(CREATE_REQ, b.b, out, b.n, '?'), 0);
+	cr_assert_eq(memcmp(out, b.b, b.n), 0);
+	/* A bytes field's NULs stay; bad nesting is still an error. */
+	b.n = 0;
+	put_len(&b, 3, "\0\0\0", 3);
+	put_len(&b, 1, "n\0", 2);
+	cr_assert_eq(pbcheck_scrub(&node_descriptor, b.b, out, b.n, '?'), 1);
+	cr_assert_eq(memcmp(out, b.b, b.n - 1), 0);
+	cr_assert_eq(out[b.n - 1], '?');
+	b.n = 0;
+	nest(&b, PBCHECK_MAX_DEPTH + 1, "n\0", 2);
+	cr_assert_eq(pbcheck_scrub(&node_descriptor, b.b, out, b.n, '?'),
+	    -ELOOP);
+}
