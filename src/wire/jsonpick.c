@@ -292,6 +292,19 @@ jp_literal(struct jp *j, const char *word)
 	return (0);
 }
 
+/* Past a container's opening byte: 1 when close ends it at once. */
+static int
+jp_empty(struct jp *j, int close)
+{
+	j->p++;
+	jp_ws(j);
+	if (j->p < j->end && *j->p == close) {
+		j->p++;
+		return (1);
+	}
+	return (0);
+}
+
 /* After a member or an element: 1 when another follows (the comma read),
  * 0 when close ended the container, -1 otherwise. */
 static int
@@ -323,12 +336,8 @@ jp_object(struct jp *j, int on)
 	int			 child, seen = 0, rc;
 
 	want = on >= 0 ? j->path[on] : NULL;
-	j->p++;
-	jp_ws(j);
-	if (j->p < j->end && *j->p == '}') {
-		j->p++;
+	if (jp_empty(j, '}'))
 		return (0);
-	}
 	for (;;) {
 		if (j->p >= j->end || *j->p != '"')
 			return (jp_fail(j, "a key expected"));
@@ -361,12 +370,8 @@ jp_array(struct jp *j)
 {
 	int	rc;
 
-	j->p++;
-	jp_ws(j);
-	if (j->p < j->end && *j->p == ']') {
-		j->p++;
+	if (jp_empty(j, ']'))
 		return (0);
-	}
 	for (;;) {
 		if (jp_value(j, -1) != 0)
 			return (-1);
