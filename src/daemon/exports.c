@@ -18,6 +18,10 @@
 #include "autoconf.h"
 
 #include <dirent.h>
+#ifdef TOPOAWARE_DEBUG_HOOKS
+#include <signal.h>
+#include <unistd.h>
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -402,6 +406,30 @@ exports_prune(struct exports *ex, int (*keep)(const char *, void *),
 	return (resfile_prune(ex->spares, ex->dir, keep, arg, cause));
 }
 
+#ifdef TOPOAWARE_DEBUG_HOOKS
+/*
+ * TOPOAWARE_DEBUG_CRASH=exports:/PATH kills the daemon as a flush with
+ * something to write begins while PATH exists: a test sees what went out
+ * before the files.
+ */
+static void
+debug_crash(void)
+{
+	static const char	*path;
+	static int		 read_env;
+	const char		*v, *name = "exports:/";
+
+	if (!read_env) {
+		read_env = 1;
+		if ((v = getenv("TOPOAWARE_DEBUG_CRASH")) != NULL &&
+		    strncmp(v, name, strlen(name)) == 0)
+			path = v + strlen(name) - 1;
+	}
+	if (path != NULL && access(path, F_OK) == 0)
+		raise(SIGKILL);
+}
+#endif
+
 void
 exports_flush(struct exports *ex, const struct policy *P)
 {
@@ -410,6 +438,9 @@ exports_flush(struct exports *ex, const struct policy *P)
 
 	if (queued_none(ex))
 		return;
+#ifdef TOPOAWARE_DEBUG_HOOKS
+	debug_crash();
+#endif
 	if (strmap_count(ex->pool_queue) > 0)
 		strmap_each(ex->failing, queue_failing, ex);
 	m = ex->queue;

@@ -87,16 +87,20 @@ struct server {
 	 * removal whose record failed, or a failed sync. The next commit
 	 * writes a whole snapshot first, or is refused. */
 	int			 need_snapshot;
-	int			 trim;		/* give freed pages back at turn end */
+	int			 trim;		/* give freed pages back after a turn */
 	struct journal		*journal;
 	int			 journal_damaged;	/* keep CDI specs */
 	struct exports		*exports;	/* resources.sh to write */
 	struct spares		*cdi_spares;	/* of opts.cdi_dir (cdi.h) */
 	/* The group commit: peers' output waits behind the gate until the
 	 * turn's records are durable; turn[] undoes the turn's changes. The
-	 * end of a turn (ev_turn) syncs, opens the gate, writes exports. */
+	 * end of a turn (ev_turn) syncs and opens the gate; what is left
+	 * (exports, compaction, trim) waits for the answers to be written
+	 * (ev_after, the loop's lowest priority; after_due while it does). */
 	struct gate		*gate;
 	struct event		*ev_turn;
+	struct event		*ev_after;
+	int			 after_due;
 	struct event		*ev_cold;	/* the next cold start's end */
 	struct policy_effects	**turn;
 	int			 turn_n;

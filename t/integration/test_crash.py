@@ -347,6 +347,48 @@ def test_crash_before_the_rename_keeps_the_old_state():
         s.stop()
 
 
+def test_answers_go_out_before_the_files():
+    """R-STATE-4: the resources.sh files of a loop turn are written after
+    its answers are sent, not only after they are made. The debug hook
+    TOPOAWARE_DEBUG_CRASH=exports:/PATH kills the daemon as a write of
+    those files begins while PATH exists: a create and a prepare whose
+    turns have files to write were answered all the same."""
+    if not tap.debug_hooks():
+        raise tap.Skip("built without --enable-debug-hooks")
+    for what in ("create", "prepare"):
+        with DraEnv() as env:
+            flag = os.path.join(env.folder, "die-at-exports")
+            env.d.env = {"TOPOAWARE_DEBUG_CRASH": "exports:" + flag}
+            env.start()
+            shared, _, mems = env.create("shared")
+            assert len(mems) == 1, mems
+            link = os.path.join(env.d.state_dir, "containers", shared)
+            deadline = time.monotonic() + 10
+            while not os.path.exists(link) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert os.path.exists(link), link
+            open(flag, "w").close()
+            if what == "create":
+                cid, cpus, _ = env.create("mine", qos="Guaranteed",
+                                          request=2000)
+                assert len(cpus) == 2, cpus
+                mine = os.path.join(env.d.state_dir, "containers", cid)
+            else:
+                # On the shared container's node: its pool's file changes.
+                c = env.claim_on(min(mems), 2)
+                got = env.prepare(c)
+                assert got["error"] == "", got
+                assert len(got["devices"]) == 1, got
+                mine = None
+            env.d.proc.wait(10)
+            assert env.d.proc.returncode == -signal.SIGKILL, \
+                env.d.output()
+            # It died before writing this turn's files.
+            if mine is not None:
+                assert not os.path.exists(mine), mine
+            env.d.kill()
+
+
 # -- claims and containers together ------------------------------------
 
 def options(argv):
