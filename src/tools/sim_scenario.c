@@ -81,7 +81,7 @@ static const char *const start_fields[] = { "op", "id", "at", NULL };
 static const char *const time_fields[] = { "op", "at", NULL };
 static const char *const sync_fields[] = { "op", "containers", NULL };
 static const char *const reconfigure_fields[] = { "op", "config", NULL };
-static const char *const restart_fields[] = { "op", NULL };
+static const char *const restart_fields[] = { "op", "config", NULL };
 static const char *const show_fields[] = { "op", "what", NULL };
 
 static const struct op {
@@ -802,18 +802,31 @@ op_reconfigure(struct sim *S, json_t *o, struct line *l)
 
 /*
  * A restart of the daemon: the state document goes through its text form,
- * as it would through the state file, and a new policy is built from it.
+ * as it would through the state file, and a new policy is built from it,
+ * with "config" when given (changed while the daemon was down: every key
+ * applies). A saved container that config cannot place falls back, as
+ * topoawared's start logs it: the reply's warnings say so.
  */
 static int
 op_restart(struct sim *S, json_t *o, struct line *l)
 {
 	struct policy	*N = NULL;
+	struct config	*cfg = NULL;
 	json_t		*doc;
 	json_error_t	 err;
-	char		*text, *cause = NULL;
-	int		 rc;
+	char		*text, *cause = NULL, **warnings = NULL;
+	int		 rc, i, nwarnings = 0;
 
-	(void)o;
+	if ((doc = json_object_get(o, "config")) != NULL) {
+		if (!json_is_object(doc))
+			return (line_error(l, "restart: \"config\" must be an "
+			    "object"));
+		if (config_from_json(doc, &cfg, &cause) != 0) {
+			line_error(l, "restart: config: %s", cause);
+			free(cause);
+			return (-1);
+		}
+	}
 	doc = policy_save(S->P);
 	text = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
@@ -821,16 +834,29 @@ op_restart(struct sim *S, json_t *o, struct line *l)
 		return (line_error(l, "restart: cannot write the state"));
 	doc = json_loads(text, JSON_REJECT_DUPLICATES, &err);
 	free(text);
-	if (doc == NULL)
+	if (doc == NULL) {
+		config_free(cfg);
 		return (line_error(l, "restart: cannot read the state back: %s",
 		    err.text));
-	rc = policy_restore(S->topo, policy_config(S->P), doc, &N, &cause);
+	}
+	rc = policy_restore_warn(S->topo, cfg != NULL ? cfg :
+	    policy_config(S->P), doc, &N, &warnings, &nwarnings, &cause);
 	json_decref(doc);
+	config_free(cfg);
 	if (rc != 0) {
 		line_error(l, "restart: %s", cause);
 		free(cause);
 		return (-1);
 	}
+	/* Handed to the reply's warnings, as an operation's are. */
+	if (nwarnings > 0) {
+		l->fx.warnings = xreallocarray(l->fx.warnings,
+		    (size_t)(l->fx.nwarnings + nwarnings),
+		    sizeof *l->fx.warnings);
+		for (i = 0; i < nwarnings; i++)
+			l->fx.warnings[l->fx.nwarnings++] = warnings[i];
+	}
+	free(warnings);
 	policy_free(S->P);
 	S->P = N;
 	json_object_set_new(l->reply, "containers",

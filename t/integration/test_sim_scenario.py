@@ -221,6 +221,46 @@ def test_claims_of_test42():
     assert rc == 0 and rest == "", rest
 
 
+def test_restart_with_a_config_changed_while_down():
+    """A restart may bring the config the daemon starts with. A saved
+    container that config cannot place shares the root pool's CPUs, and
+    the reply warns of it, as topoawared's log does; a claim that would
+    lose a CPU refuses the restart, and the policy stays as it was."""
+    sim = Sim()
+    big = sim.ok({"op": "create", "id": "big", "pod": "pb",
+                  "qos": "Guaranteed", "cpuRequest": 6, "cpuLimit": 6})
+    assert len(cpus(big["cpus"])) == 6, big
+    sim.ok({"op": "create", "id": "s", "pod": "ps", "qos": "BestEffort"})
+    same = sim.ok({"op": "restart"})
+    assert same["containers"] == 2 and "warnings" not in same, same
+    # Only node 0's CPUs left: 6 exclusive CPUs fit nowhere.
+    left = {"reservedResources": {"cpu": "cpuset:4-15"}}
+    r = sim.ok({"op": "restart", "config": left})
+    assert r["containers"] == 2 and r["claims"] == 0, r
+    assert len(r["warnings"]) == 1, r
+    assert r["warnings"][0].startswith("container big: "), r
+    assert r["warnings"][0].endswith("it shares the root pool's CPUs"), r
+    grants = sim.ok({"op": "show", "what": "grants"})["grants"]
+    g = [g for g in grants if g.get("id") == "big"]
+    assert len(g) == 1 and g[0]["pool"] == "root", grants
+    # A claim on node 2 that the next config reserves.
+    sim2 = Sim()
+    sim2.ok({"op": "claim", "uid": "u", "results": [
+        {"device": "cpudevnuma002", "cpu": 2}]})
+    bad = sim2.send({"op": "restart", "config": left})
+    assert bad["ok"] is False and bad["error"].startswith("restart: "), bad
+    held = sim2.ok({"op": "show", "what": "grants"})["grants"]
+    assert [g["claim"] for g in held if "claim" in g] == ["u"], held
+    for line in ('{"op": "restart", "config": []}',
+                 '{"op": "restart", "config": {"colour": 1}}'):
+        reply = sim2.send(line)
+        assert reply["ok"] is False, reply
+        assert reply["error"].startswith("restart: "), reply
+    for s in (sim, sim2):
+        rc, rest = s.close()
+        assert rc == 0 and rest == "", rest
+
+
 def test_bad_lines_are_answered_and_the_run_goes_on():
     lines = [
         "this is not json",
