@@ -101,6 +101,8 @@ struct pending {
 	enum pending_kind	 kind;
 	int			 nupdates;
 	int			 expired;	/* its deadline passed */
+	int			 in_round;	/* counted in c->round */
+	int			 late;		/* expired, counted in c->late */
 	struct event		*timer;
 };
 TAILQ_HEAD(pendings, pending);
@@ -135,6 +137,22 @@ struct conn {
 	struct ttrpc_streams	 cli;
 	struct pendings		 pending;
 	int			 npending;
+	/*
+	 * A round of pushes: the UpdateContainers requests of one flush,
+	 * until each is answered or expired. The queue waits for the round
+	 * to end. The runtime applies a push it holds behind its NRI lock
+	 * after the replies of the events it handles meanwhile, so a reply
+	 * that moves a container of the round must not be the one undone:
+	 * that container is pushed again once the round is over. An
+	 * expired request ends its part of the round (the queue must not
+	 * wait on a runtime past its deadline), but its containers are
+	 * still watched for until it is answered, and its late answer
+	 * pushes every container still watched again: it may have been
+	 * applied after any of their later pushes.
+	 */
+	int			 round;		/* its requests still out */
+	int			 late;		/* expired ones, not answered */
+	struct strmap		*round_ids;	/* their containers */
 	struct deferreds	 deferred;
 	int			 ndeferred;
 	int			 dead;
@@ -424,7 +442,42 @@ conn_free(struct conn *c)
 		gate_leave(c->n->srv->gate, c->bev);
 		bufferevent_free(c->bev);
 	}
+	strmap_free(c->round_ids);
 	free(c);
+}
+
+static void
+queue_watched(const char *id, void *value, void *arg)
+{
+	struct conn	*c = arg;
+
+	(void)value;
+	acc_add(&c->n->queue, id);
+}
+
+/* A push of the round is answered or expired (expired); the last ends
+ * the round and lets the queue go. */
+static void
+round_left(struct conn *c, struct pending *p, int expired)
+{
+	if (p->in_round) {
+		p->in_round = 0;
+		c->round--;
+		if (expired) {
+			p->late = 1;
+			c->late++;
+		}
+	} else if (p->late && !expired) {
+		p->late = 0;
+		c->late--;
+		strmap_each(c->round_ids, queue_watched, c);
+	}
+	if (c->round > 0)
+		return;
+	if (c->late == 0)
+		strmap_reset(c->round_ids);
+	if (acc_count(&c->n->queue) > 0)
+		event_active(c->n->ev_flush, EV_TIMEOUT, 0);
 }
 
 /*
@@ -647,6 +700,7 @@ pending_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	n->failed_updates += (unsigned long)p->nupdates;
 	metrics_inc("nri_update_failures", NULL, NULL);
 	metrics_inc("errors", "kind", "nri_timeout");
+	round_left(p->c, p, 1);
 }
 
 /* A stream id for a request of ours on connection 2, or 0 when none may
@@ -751,6 +805,9 @@ flush_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	if (!c->registered || !c->synchronized || acc_count(&n->queue) == 0)
 		return;
+	/* The round out first: its end calls again. */
+	if (c->round > 0)
+		return;
 	nri_updates_init(&us);
 	acc_updates(&n->queue, n->srv->policy, &us);
 	acc_reset(&n->queue);
@@ -787,6 +844,12 @@ flush_cb(evutil_socket_t fd, short what, void *arg)
 		log_debug("NRI: pushing updates of %zu containers", k);
 		request_sent(c, id, f, flen, c->request_timeout_ms,
 		    PENDING_UPDATE, (int)k);
+		if (c->dead)
+			break;
+		TAILQ_LAST(&c->pending, pendings)->in_round = 1;
+		c->round++;
+		for (i = off; i < off + k; i++)
+			strmap_put(c->round_ids, nri_updates_id(&us, i), c);
 	}
 	free(sizes);
 	nri_updates_clear(&us);
@@ -883,10 +946,12 @@ runtime_frame(const struct ttrpc_frame *f, void *arg)
 		break;
 	}
 	ttrpc__response__free_unpacked(resp, NULL);
+	if (!c->dead)
+		round_left(c, p, 0);
 	pending_free(p);
 	if (c->dead)
 		return (-ECONNABORTED);
-	if (acc_count(&c->n->queue) > 0)
+	if (c->round == 0 && acc_count(&c->n->queue) > 0)
 		event_active(c->n->ev_flush, EV_TIMEOUT, 0);
 	return (0);
 }
@@ -1023,6 +1088,12 @@ reply_updates(struct call *call, ProtobufCMessage *resp, size_t *n_update,
 		    "follow in UpdateContainers", us.n - k, call->method);
 	for (i = k; i < us.n; i++)
 		queue_id(call->c->n, nri_updates_id(&us, i));
+	/* A container the round still pushes goes again after it: the
+	 * runtime may apply that push after this reply. */
+	for (i = 0; i < k && strmap_count(call->c->round_ids) > 0; i++)
+		if (strmap_get(call->c->round_ids,
+		    nri_updates_id(&us, i)) != NULL)
+			queue_id(call->c->n, nri_updates_id(&us, i));
 	nri_updates_clear(&us);
 }
 
@@ -1785,6 +1856,7 @@ conn_new(struct nri *n, int fd)
 	c = xcalloc(1, sizeof *c);
 	c->n = n;
 	TAILQ_INIT(&c->pending);
+	c->round_ids = strmap_new_pooled();
 	TAILQ_INIT(&c->deferred);
 	c->request_timeout_ms = NRI_REQUEST_TIMEOUT_MS;
 	ttrpc_streams_init(&c->srv);

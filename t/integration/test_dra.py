@@ -16,6 +16,7 @@ calls; duplicate UIDs; malformed gRPC and HTTP/2; status and metrics.
 n4c16: 2 packages x 2 nodes x 2 cores x 2 threads. The expected CPUs are
 derived from the sysfs tree the test generates, not from the daemon."""
 
+import contextlib
 import json
 import os
 import re
@@ -293,6 +294,125 @@ def test_n4c16_scenario():
 
         st = env.status()["dra"]
         assert st["prepared"] == 3, st      # pod0, pod2, pod3
+        env.stop()
+
+
+@contextlib.contextmanager
+def first_push_held(env):
+    """Starts env with a shared container asking for more than a
+    socket's CPUs (it shares the root pool's, which every claim and
+    exclusive container takes from), holds the runtime's NRI lock as for
+    an event (rt.in_one_event), and prepares a claim of one CPU of node
+    0, whose push arrives and waits for the lock. Yields the container's
+    id, the pushes before, and the claim's CPUs."""
+    env.start()
+    rt = env.rt
+    pod = rt.make_pod("shared", qos="Burstable")
+    ctr = rt.make_container(pod, "c", request=9000)
+    rt.create_container(pod, ctr)
+    assert len(parse_cpuset(rt.cpus(ctr.id))) > 8, rt.cpus(ctr.id)
+    with rt.in_one_event():
+        n = len(rt.received)
+        yield ctr.id, n, prepare_held(env, n, "a", 0)
+
+
+def held_cpus(env, cid):
+    """The CPUs the daemon holds for container cid."""
+    held = [g for g in env.admin("grants") if g.get("id") == cid]
+    assert len(held) == 1, held
+    return parse_cpuset(held[0]["cpus"])
+
+
+def prepare_held(env, n, name, node):
+    """Prepares a claim of one CPU of node while the runtime holds its
+    NRI lock (rt.in_one_event), and waits for the push it makes to
+    arrive, the (n+1)th: it waits for the lock. The claim's CPUs."""
+    c = env.claim([result(dev(node), 1)], name=name)
+    cpus = env.prepare_ok([c])[c.uid]
+    assert env.rt.wait_pushed(lambda p: len(p) > n, timeout=10,
+                              arrived=True), env.rt.received
+    return cpus
+
+
+def settled_on(env, cid, want):
+    """Every push answered, and the last cpuset cid was given is want."""
+    rt = env.rt
+    assert rt.wait_pushed(lambda p: len(p) == len(rt.received),
+                          timeout=10), rt.received
+    last = [a[2] for a in rt.applied if a[1] == cid][-1]
+    assert parse_cpuset(last) == want, (want, rt.applied)
+    assert parse_cpuset(rt.cpus(cid)) == want, (want, rt.cpus(cid))
+
+
+def test_a_push_applied_after_a_newer_reply_is_sent_again():
+    """A claim's prepare moves a shared container by an UpdateContainers
+    of its own; the runtime, busy with a CreateContainer under its NRI
+    lock, applies that push only after the create, whose reply moved the
+    same container again (off the new container's exclusive CPUs). The
+    push's older cpuset must not be the last word: the container ends
+    with what the daemon holds for it, and off the exclusive CPUs."""
+    with Env() as env:
+        rt = env.rt
+        with first_push_held(env) as (cid, n, claimed):
+            # Its push waits for the lock; this create goes on under it.
+            gp = rt.make_pod("excl", qos="Guaranteed")
+            g = rt.make_container(gp, "c", request=1000, limit=1000)
+            resp = rt.create_container(gp, g)
+            excl = parse_cpuset(resp.adjust.linux.resources.cpu.cpus)
+            assert excl and not excl & claimed, (excl, claimed)
+        # The create took CPUs of the container's pool, so it moved it.
+        assert [u.container_id for u in resp.update].count(cid) == 1, \
+            resp.update
+        want = held_cpus(env, cid)
+        assert not want & (excl | claimed), (want, excl, claimed)
+        # The held push is applied now, after the create's reply, and
+        # the container is pushed again after it.
+        assert rt.wait_pushed(lambda p: len(p) > n + 1, timeout=10), \
+            rt.pushed
+        settled_on(env, cid, want)
+        env.stop()
+
+
+def test_pushes_wait_for_the_round_before():
+    """While the runtime holds a push behind its NRI lock, the next
+    moves of the same container wait for it to be answered: sent at
+    once, the runtime could apply the two in either order. Then one
+    push carries the latest cpuset."""
+    with Env() as env:
+        rt = env.rt
+        with first_push_held(env) as (cid, n, claimed):
+            claimed |= env.prepare_ok([env.claim_on(1, 1, name="b")]) \
+                .popitem()[1]
+            # Nothing more comes while the first is held.
+            assert not rt.wait_pushed(lambda p: len(p) > n + 1,
+                                      timeout=0.5, arrived=True), \
+                rt.received
+        assert rt.wait_pushed(lambda p: len(p) == n + 2, timeout=10), \
+            rt.pushed
+        want = held_cpus(env, cid)
+        assert not want & claimed, (want, claimed)
+        settled_on(env, cid, want)
+        env.stop()
+
+
+def test_an_expired_push_neither_stops_the_next_nor_wins():
+    """A push the runtime leaves past its deadline (300 ms here, as its
+    Configure says) ends its round: the next push goes out while the
+    first is still held. The runtime may then apply the two in either
+    order; the late answer sends the container again, so it ends with
+    what the daemon holds."""
+    with Env() as env:
+        env.rt.request_timeout = 300
+        rt = env.rt
+        with first_push_held(env) as (cid, n, claimed):
+            env.s.wait_status(lambda st: st["nri"]["failedUpdates"] >= 1)
+            claimed |= prepare_held(env, n + 1, "b", 1)
+        want = held_cpus(env, cid)
+        assert not want & claimed, (want, claimed)
+        # Both applied, in whichever order, then the container again.
+        assert rt.wait_pushed(lambda p: len(p) >= n + 3, timeout=10), \
+            rt.pushed
+        settled_on(env, cid, want)
         env.stop()
 
 

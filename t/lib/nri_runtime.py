@@ -19,6 +19,7 @@ UpdateContainers: a plugin that waited for that answer inside its event
 handler would hit the event's deadline. Every wait has a deadline.
 """
 
+import contextlib
 import os
 import socket
 import struct
@@ -365,6 +366,7 @@ class Runtime:
         self.pods = {}
         self.containers = {}
         self.lock = threading.Lock()        # containerd's NRI lock
+        self.holding = False      # held by the caller (in_one_event)
         self.state = threading.Condition()  # guards the records below
         self.adjustments = []     # (container id, ContainerAdjustment)
         self.reply_updates = []   # (method, [ContainerUpdate])
@@ -375,6 +377,7 @@ class Runtime:
         self.fail_updates = set() # ids UpdateContainers reports failed
         self.violations = []      # framing rules the plugin broke
         self.configure_response = None
+        self.request_timeout = 2000  # ms, told in Configure
 
     # The socket.
     def listen(self):
@@ -430,7 +433,7 @@ class Runtime:
         req = nri.ConfigureRequest(runtime_name="nri-runtime-sim",
                                    runtime_version="0.1",
                                    registration_timeout=5000,
-                                   request_timeout=2000,
+                                   request_timeout=self.request_timeout,
                                    NRI_version="v0.12.0")
         resp = self.conn.call("Configure", req, nri.ConfigureResponse)
         if resp.events & ~0x7FF:
@@ -610,8 +613,24 @@ class Runtime:
 
     # Events.
     def _event(self, method, req, resp_cls, timeout):
+        if self.holding:
+            return self.conn.call(method, req, resp_cls, timeout=timeout)
         with self.lock:
             return self.conn.call(method, req, resp_cls, timeout=timeout)
+
+    @contextlib.contextmanager
+    def in_one_event(self):
+        """Holds the NRI lock as containerd does while it handles an
+        event, the caller's events going on under it: an UpdateContainers
+        the plugin sends meanwhile waits for the lock, and is applied
+        after them."""
+        self.lock.acquire()
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+            self.lock.release()
 
     def create_shared(self, n, prefix="w"):
         """n shared containers, each in a pod of its own named prefix<i>:
