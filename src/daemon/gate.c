@@ -2,7 +2,8 @@
  * gate.c holds the output of every peer connection (NRI, DRA and
  * registration, admin) while a loop turn's changes are not durable. It
  * only turns the bufferevents' writing off and on: what the connections
- * queue stays in their output buffers meanwhile, in order. A connection
+ * queue stays in their output buffers meanwhile, in order, and is
+ * written to the sockets the moment the gate opens. A connection
  * leaves the gate before its owner closes it, so the gate never turns
  * writing back on for a connection being torn down.
  */
@@ -97,14 +98,30 @@ gate_held(const struct gate *g)
 void
 gate_open(struct gate *g)
 {
-	int	i;
+	struct evbuffer	*out;
+	evutil_socket_t	 fd;
+	int		 i;
 
-	if (!g->held)
-		return;
-	g->held = 0;
-	for (i = 0; i < g->n; i++)
-		if (bufferevent_enable(g->m[i].bev, EV_WRITE) != 0)
+	for (i = 0; i < g->n; i++) {
+		if (g->held && bufferevent_enable(g->m[i].bev, EV_WRITE) != 0)
 			log_warnx("cannot resume writing to a peer");
+		/*
+		 * Written at once, as far as the socket takes it: what the
+		 * turn does next (its files) must not come first. The rest,
+		 * and an error, are the bufferevent's on its next write. A
+		 * socket bufferevent freezes its output's start against
+		 * drains but its own, as it unfreezes it to write, so do we.
+		 */
+		out = bufferevent_get_output(g->m[i].bev);
+		if (evbuffer_get_length(out) == 0 ||
+		    (fd = bufferevent_getfd(g->m[i].bev)) == -1)
+			continue;
+		if (evbuffer_unfreeze(out, 1) == 0) {
+			(void)evbuffer_write(out, fd);
+			(void)evbuffer_freeze(out, 1);
+		}
+	}
+	g->held = 0;
 }
 
 int

@@ -23,7 +23,8 @@ void		 gate_join(struct gate *, struct bufferevent *,
 void		 gate_leave(struct gate *, struct bufferevent *);
 void		 gate_hold(struct gate *);
 int		 gate_held(const struct gate *);
-/* Lets every held output go. */
+/* Lets every held output go, and writes what waits in the outputs to
+ * the sockets now, as far as they take it. */
 void		 gate_open(struct gate *);
 /* Closes, by their owners, the connections with output held; opens. */
 int		 gate_drop(struct gate *);

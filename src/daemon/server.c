@@ -56,7 +56,6 @@ static void	cold_cb(evutil_socket_t, short, void *);
 static void	turn_cb(evutil_socket_t, short, void *);
 static int	turn_end(struct server *, char **);
 static void	after_answers(struct server *);
-static void	after_cb(evutil_socket_t, short, void *);
 struct reload;
 static int	reload_run(struct server *, const char *, struct reload *,
 		    char **);
@@ -552,10 +551,7 @@ server_start(struct server *srv, char **cause)
 	/* A file size limit fails the write (EFBIG), refused like a full
 	 * disk, instead of killing the daemon. */
 	signal(SIGXFSZ, SIG_IGN);
-	/* Three priorities: every event has the middle one but ev_after,
-	 * whose work waits for the answers to be written. */
-	if ((srv->base = event_base_new()) == NULL ||
-	    event_base_priority_init(srv->base, 3) != 0) {
+	if ((srv->base = event_base_new()) == NULL) {
 		xasprintf(cause, "cannot create the event loop");
 		return (-ENOMEM);
 	}
@@ -605,12 +601,6 @@ server_start(struct server *srv, char **cause)
 	srv->ev_turn = evtimer_new(srv->base, turn_cb, srv);
 	if (srv->ev_turn == NULL) {
 		xasprintf(cause, "cannot create the end-of-turn timer");
-		return (-ENOMEM);
-	}
-	srv->ev_after = event_new(srv->base, -1, 0, after_cb, srv);
-	if (srv->ev_after == NULL ||
-	    event_priority_set(srv->ev_after, 2) != 0) {
-		xasprintf(cause, "cannot create the after-answers event");
 		return (-ENOMEM);
 	}
 	srv->ev_cold = evtimer_new(srv->base, cold_cb, srv);
@@ -686,8 +676,6 @@ server_clear(struct server *srv)
 		event_free(srv->ev_turn);
 	if (srv->ev_cold != NULL)
 		event_free(srv->ev_cold);
-	if (srv->ev_after != NULL)
-		event_free(srv->ev_after);
 	exports_free(srv->exports);
 	spares_free(srv->cdi_spares);
 	/* After every connection has left it. */
@@ -853,30 +841,21 @@ turn_end(struct server *srv, char **cause)
 		free(fx);
 	}
 	srv->turn_n = 0;
-	/* What an earlier turn left is done now if the loop never got to
-	 * it (busy with higher priorities): it waits one turn at most. */
-	if (srv->ev_after == NULL || srv->after_due)
-		after_answers(srv);
-	if (srv->ev_after != NULL) {
-		srv->after_due = 1;
-		event_active(srv->ev_after, EV_TIMEOUT, 0);
-	}
+	after_answers(srv);
 	return (rc);
 }
 
 /*
- * What a turn leaves until its answers are written: the compaction of the
- * journal (after the changes are safe; a failure only waits), the
- * resources.sh files (R-STATE-4), freed pages given back. From turn_end,
- * or from ev_after at the loop's lowest priority: the peers' sockets,
- * which the gate has just let write, go first.
+ * What a turn does once its answers are written (gate_open wrote them to
+ * the sockets): the compaction of the journal (after the changes are
+ * safe; a failure only waits), the resources.sh files (R-STATE-4), freed
+ * pages given back.
  */
 static void
 after_answers(struct server *srv)
 {
 	char	*why = NULL;
 
-	srv->after_due = 0;
 	if (!srv->need_snapshot && journal_wants_snapshot(srv->journal) &&
 	    save_snapshot(srv, &why) != 0) {
 		log_warnx("cannot compact the state journal: %s", why);
@@ -887,18 +866,6 @@ after_answers(struct server *srv)
 		srv->trim = 0;
 		malloc_trim(0);
 	}
-}
-
-static void
-after_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct server	*srv = arg;
-
-	(void)fd;
-	(void)what;
-	/* A turn opened meanwhile calls again when it ends. */
-	if (srv->after_due && srv->turn_n == 0)
-		after_answers(srv);
 }
 
 static void

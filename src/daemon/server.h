@@ -94,13 +94,10 @@ struct server {
 	struct spares		*cdi_spares;	/* of opts.cdi_dir (cdi.h) */
 	/* The group commit: peers' output waits behind the gate until the
 	 * turn's records are durable; turn[] undoes the turn's changes. The
-	 * end of a turn (ev_turn) syncs and opens the gate; what is left
-	 * (exports, compaction, trim) waits for the answers to be written
-	 * (ev_after, the loop's lowest priority; after_due while it does). */
+	 * end of a turn (ev_turn) syncs and opens the gate, which writes
+	 * the answers out; then come exports, compaction and trim. */
 	struct gate		*gate;
 	struct event		*ev_turn;
-	struct event		*ev_after;
-	int			 after_due;
 	struct event		*ev_cold;	/* the next cold start's end */
 	struct policy_effects	**turn;
 	int			 turn_n;
