@@ -830,8 +830,10 @@ op_restart(struct sim *S, json_t *o, struct line *l)
 	doc = policy_save(S->P);
 	text = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
-	if (text == NULL)
+	if (text == NULL) {
+		config_free(cfg);
 		return (line_error(l, "restart: cannot write the state"));
+	}
 	doc = json_loads(text, JSON_REJECT_DUPLICATES, &err);
 	free(text);
 	if (doc == NULL) {
