@@ -44,6 +44,7 @@
 #include "pbcheck.h"
 #include "server.h"
 #include "strmap.h"
+#include "strpool.h"
 #include "ttrpc.h"
 #include "xmalloc.h"
 
@@ -152,7 +153,13 @@ struct conn {
 	 */
 	int			 round;		/* its requests still out */
 	int			 late;		/* expired ones, not answered */
-	struct strmap		*round_ids;	/* their containers */
+	/* Their containers: a list as they are sent, and a map only when
+	 * a reply asks (most rounds end before one does). */
+	struct strpool		 round_pool;	/* round_ids' strings */
+	const char		**round_ids;
+	size_t			 round_n;
+	size_t			 round_cap;
+	struct strmap		*round_map;	/* NULL until asked */
 	struct deferreds	 deferred;
 	int			 ndeferred;
 	int			 dead;
@@ -442,17 +449,50 @@ conn_free(struct conn *c)
 		gate_leave(c->n->srv->gate, c->bev);
 		bufferevent_free(c->bev);
 	}
-	strmap_free(c->round_ids);
+	strpool_clear(&c->round_pool);
+	free(c->round_ids);
+	strmap_free(c->round_map);
 	free(c);
 }
 
+/* A container a push of the round carries. */
 static void
-queue_watched(const char *id, void *value, void *arg)
+round_add(struct conn *c, const char *id)
 {
-	struct conn	*c = arg;
+	if (c->round_n == c->round_cap) {
+		c->round_cap = c->round_cap ? 2 * c->round_cap : 256;
+		c->round_ids = xreallocarray(c->round_ids, c->round_cap,
+		    sizeof *c->round_ids);
+	}
+	c->round_ids[c->round_n] = strpool_dup(&c->round_pool, id);
+	if (c->round_map != NULL)
+		strmap_put(c->round_map, c->round_ids[c->round_n], c);
+	c->round_n++;
+}
 
-	(void)value;
-	acc_add(&c->n->queue, id);
+/* Whether a push of the round (or a late one) carries container id. */
+static int
+round_has(struct conn *c, const char *id)
+{
+	size_t	i;
+
+	if (c->round_n == 0)
+		return (0);
+	if (c->round_map == NULL) {
+		c->round_map = strmap_new_pooled();
+		for (i = 0; i < c->round_n; i++)
+			strmap_put(c->round_map, c->round_ids[i], c);
+	}
+	return (strmap_get(c->round_map, id) != NULL);
+}
+
+static void
+round_forget(struct conn *c)
+{
+	strpool_reset(&c->round_pool);
+	c->round_n = 0;
+	strmap_free(c->round_map);
+	c->round_map = NULL;
 }
 
 /* A push of the round is answered or expired (expired); the last ends
@@ -460,6 +500,8 @@ queue_watched(const char *id, void *value, void *arg)
 static void
 round_left(struct conn *c, struct pending *p, int expired)
 {
+	size_t	i;
+
 	if (p->in_round) {
 		p->in_round = 0;
 		c->round--;
@@ -470,12 +512,13 @@ round_left(struct conn *c, struct pending *p, int expired)
 	} else if (p->late && !expired) {
 		p->late = 0;
 		c->late--;
-		strmap_each(c->round_ids, queue_watched, c);
+		for (i = 0; i < c->round_n; i++)
+			acc_add(&c->n->queue, c->round_ids[i]);
 	}
 	if (c->round > 0)
 		return;
 	if (c->late == 0)
-		strmap_reset(c->round_ids);
+		round_forget(c);
 	if (acc_count(&c->n->queue) > 0)
 		event_active(c->n->ev_flush, EV_TIMEOUT, 0);
 }
@@ -849,7 +892,7 @@ flush_cb(evutil_socket_t fd, short what, void *arg)
 		TAILQ_LAST(&c->pending, pendings)->in_round = 1;
 		c->round++;
 		for (i = off; i < off + k; i++)
-			strmap_put(c->round_ids, nri_updates_id(&us, i), c);
+			round_add(c, nri_updates_id(&us, i));
 	}
 	free(sizes);
 	nri_updates_clear(&us);
@@ -1090,9 +1133,8 @@ reply_updates(struct call *call, ProtobufCMessage *resp, size_t *n_update,
 		queue_id(call->c->n, nri_updates_id(&us, i));
 	/* A container the round still pushes goes again after it: the
 	 * runtime may apply that push after this reply. */
-	for (i = 0; i < k && strmap_count(call->c->round_ids) > 0; i++)
-		if (strmap_get(call->c->round_ids,
-		    nri_updates_id(&us, i)) != NULL)
+	for (i = 0; i < k && call->c->round_n > 0; i++)
+		if (round_has(call->c, nri_updates_id(&us, i)))
 			queue_id(call->c->n, nri_updates_id(&us, i));
 	nri_updates_clear(&us);
 }
@@ -1856,7 +1898,6 @@ conn_new(struct nri *n, int fd)
 	c = xcalloc(1, sizeof *c);
 	c->n = n;
 	TAILQ_INIT(&c->pending);
-	c->round_ids = strmap_new_pooled();
 	TAILQ_INIT(&c->deferred);
 	c->request_timeout_ms = NRI_REQUEST_TIMEOUT_MS;
 	ttrpc_streams_init(&c->srv);
