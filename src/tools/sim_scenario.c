@@ -773,24 +773,39 @@ out:
 	return (rc);
 }
 
+/* The "config" of op's line o, a topoawared.json document: *cfg, or
+ * NULL when it is left out and not required. */
 static int
-op_reconfigure(struct sim *S, json_t *o, struct line *l)
+get_config(struct line *l, json_t *o, const char *op, int required,
+    struct config **cfg)
 {
-	struct config	*cfg = NULL;
-	json_t		*doc;
-	char		*cause = NULL;
-	int		 rc;
+	json_t	*doc;
+	char	*cause = NULL;
 
+	*cfg = NULL;
 	if ((doc = json_object_get(o, "config")) == NULL)
-		return (line_error(l, "reconfigure: \"config\" is missing"));
+		return (required ? line_error(l, "%s: \"config\" is missing",
+		    op) : 0);
 	if (!json_is_object(doc))
-		return (line_error(l, "reconfigure: \"config\" must be an "
-		    "object"));
-	if (config_from_json(doc, &cfg, &cause) != 0) {
-		line_error(l, "reconfigure: config: %s", cause);
+		return (line_error(l, "%s: \"config\" must be an object",
+		    op));
+	if (config_from_json(doc, cfg, &cause) != 0) {
+		line_error(l, "%s: config: %s", op, cause);
 		free(cause);
 		return (-1);
 	}
+	return (0);
+}
+
+static int
+op_reconfigure(struct sim *S, json_t *o, struct line *l)
+{
+	struct config	*cfg;
+	char		*cause = NULL;
+	int		 rc;
+
+	if (get_config(l, o, "reconfigure", 1, &cfg) != 0)
+		return (-1);
 	/* As topoawared's reload: keys that need a restart are refused. */
 	if ((rc = config_check_reload(policy_config(S->P), cfg, &cause)) == 0)
 		rc = policy_reconfigure(S->P, cfg, &l->fx, &cause);
@@ -811,22 +826,14 @@ static int
 op_restart(struct sim *S, json_t *o, struct line *l)
 {
 	struct policy	*N = NULL;
-	struct config	*cfg = NULL;
+	struct config	*cfg;
 	json_t		*doc;
 	json_error_t	 err;
 	char		*text, *cause = NULL, **warnings = NULL;
 	int		 rc, i, nwarnings = 0;
 
-	if ((doc = json_object_get(o, "config")) != NULL) {
-		if (!json_is_object(doc))
-			return (line_error(l, "restart: \"config\" must be an "
-			    "object"));
-		if (config_from_json(doc, &cfg, &cause) != 0) {
-			line_error(l, "restart: config: %s", cause);
-			free(cause);
-			return (-1);
-		}
-	}
+	if (get_config(l, o, "restart", 0, &cfg) != 0)
+		return (-1);
 	doc = policy_save(S->P);
 	text = json_dumps(doc, JSON_COMPACT);
 	json_decref(doc);
