@@ -989,13 +989,12 @@ runtime_frame(const struct ttrpc_frame *f, void *arg)
 		break;
 	}
 	ttrpc__response__free_unpacked(resp, NULL);
+	/* With no round out, it lets the queue go. */
 	if (!c->dead)
 		round_left(c, p, 0);
 	pending_free(p);
 	if (c->dead)
 		return (-ECONNABORTED);
-	if (c->round == 0 && acc_count(&c->n->queue) > 0)
-		event_active(c->n->ev_flush, EV_TIMEOUT, 0);
 	return (0);
 }
 
