@@ -2,9 +2,17 @@
  * postings.c: open addressing with linear probing and backward-shift
  * deletion (no tombstones), grown at 3/4 full and never shrunk below
  * its start size. Hash 0 marks an empty slot, so real hashes avoid it.
+ *
+ * A long list (a value every container shares: its QoS class, a common
+ * name or namespace) also keeps where each pointer sits, in a table of
+ * positions after its pointers in the same allocation, so that a delete
+ * finds its pointer at once rather than by a walk of the list: without
+ * it, removing a container cost a walk of every container that shares a
+ * value with it.
  */
 #include "autoconf.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,11 +20,14 @@
 #include "xmalloc.h"
 
 #define START_SIZE	64
+#define INDEXED		32	/* a list this long keeps its positions */
 
 struct slot {
 	uint64_t	 h;		/* 0: empty */
 	uint32_t	 n;
-	uint32_t	 cap;		/* 0: the one pointer is inline */
+	uint32_t	 cap;		/* 0: the one pointer is inline; from
+					   INDEXED on, 2 * cap positions
+					   follow the cap pointers */
 	union {
 		void	 *one;
 		void	**many;
@@ -89,6 +100,107 @@ grow(struct postings *p)
 	free(old);
 }
 
+/*
+ * The positions of a long list: 2 * cap entries, each 0 (free) or one
+ * more than the index of a pointer in many, placed by the pointer's
+ * hash with linear probing. A pointer that is in the list twice (two
+ * keys whose hashes collide) has two entries.
+ */
+static uint32_t *
+positions(const struct slot *s)
+{
+	return ((uint32_t *)(void *)(s->u.many + s->cap));
+}
+
+static size_t
+pos_home(const void *v, size_t mask)
+{
+	uint64_t	x = (uint64_t)(uintptr_t)v;
+
+	x ^= x >> 29;
+	x *= 0x9e3779b97f4a7c15ULL;
+	return ((size_t)(x >> 32) & mask);
+}
+
+static void
+pos_put(struct slot *s, uint32_t i)
+{
+	uint32_t	*t = positions(s);
+	size_t		 mask = 2 * (size_t)s->cap - 1, j;
+
+	j = pos_home(s->u.many[i], mask);
+	while (t[j] != 0)
+		j = (j + 1) & mask;
+	t[j] = i + 1;
+}
+
+/* The entry of index i, which holds pointer v. */
+static size_t
+pos_of_index(const struct slot *s, const void *v, uint32_t i)
+{
+	const uint32_t	*t = positions(s);
+	size_t		 mask = 2 * (size_t)s->cap - 1, j;
+
+	j = pos_home(v, mask);
+	while (t[j] != i + 1)
+		j = (j + 1) & mask;
+	return (j);
+}
+
+/* An entry of pointer v, or SIZE_MAX when v is not in the list. */
+static size_t
+pos_of_pointer(const struct slot *s, const void *v)
+{
+	const uint32_t	*t = positions(s);
+	size_t		 mask = 2 * (size_t)s->cap - 1, j;
+
+	for (j = pos_home(v, mask); t[j] != 0; j = (j + 1) & mask)
+		if (s->u.many[t[j] - 1] == v)
+			return (j);
+	return (SIZE_MAX);
+}
+
+/* Frees entry j and moves later entries of its run back into the gap. */
+static void
+pos_remove(struct slot *s, size_t j)
+{
+	uint32_t	*t = positions(s);
+	size_t		 mask = 2 * (size_t)s->cap - 1, i = j, k;
+
+	t[i] = 0;
+	for (;;) {
+		j = (j + 1) & mask;
+		if (t[j] == 0)
+			return;
+		k = pos_home(s->u.many[t[j] - 1], mask);
+		/* Stays when its home lies cyclically in (i, j]. */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		t[i] = t[j];
+		t[j] = 0;
+		i = j;
+	}
+}
+
+/* Doubles a list's room; from INDEXED on, its positions are made anew. */
+static void
+grow_list(struct slot *s)
+{
+	uint32_t	cap = s->cap * 2, i;
+
+	if (cap < INDEXED) {
+		s->u.many = xreallocarray(s->u.many, cap, sizeof(void *));
+		s->cap = cap;
+		return;
+	}
+	s->u.many = xreallocarray(s->u.many, cap,
+	    sizeof(void *) + 2 * sizeof(uint32_t));
+	s->cap = cap;
+	memset(positions(s), 0, 2 * (size_t)cap * sizeof(uint32_t));
+	for (i = 0; i < s->n; i++)
+		pos_put(s, i);
+}
+
 void
 postings_add(struct postings *p, uint64_t h, void *v)
 {
@@ -112,11 +224,12 @@ postings_add(struct postings *p, uint64_t h, void *v)
 		s->cap = 4;
 		s->u.many = xcalloc(s->cap, sizeof(void *));
 		s->u.many[0] = first;
-	} else if (s->n == s->cap) {
-		s->cap *= 2;
-		s->u.many = xreallocarray(s->u.many, s->cap, sizeof(void *));
-	}
-	s->u.many[s->n++] = v;
+	} else if (s->n == s->cap)
+		grow_list(s);
+	s->u.many[s->n] = v;
+	if (s->cap >= INDEXED)
+		pos_put(s, s->n);
+	s->n++;
 }
 
 /* Empties slot s and moves later entries of its run back into the gap. */
@@ -146,7 +259,8 @@ void
 postings_del(struct postings *p, uint64_t h, void *v)
 {
 	struct slot	*s;
-	uint32_t	 i;
+	size_t		 j;
+	uint32_t	 i, last;
 
 	h = fix(h);
 	s = find(p, h);
@@ -157,12 +271,24 @@ postings_del(struct postings *p, uint64_t h, void *v)
 			remove_slot(p, s);
 		return;
 	}
-	for (i = 0; i < s->n; i++)
-		if (s->u.many[i] == v)
-			break;
-	if (i == s->n)
-		return;
-	s->u.many[i] = s->u.many[--s->n];
+	last = s->n - 1;
+	if (s->cap >= INDEXED) {
+		if ((j = pos_of_pointer(s, v)) == SIZE_MAX)
+			return;
+		i = positions(s)[j] - 1;
+		pos_remove(s, j);
+		if (i != last)
+			positions(s)[pos_of_index(s, s->u.many[last], last)] =
+			    i + 1;
+	} else {
+		for (i = 0; i < s->n; i++)
+			if (s->u.many[i] == v)
+				break;
+		if (i == s->n)
+			return;
+	}
+	s->u.many[i] = s->u.many[last];
+	s->n = last;
 	if (s->n == 0) {
 		free(s->u.many);
 		remove_slot(p, s);

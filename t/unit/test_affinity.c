@@ -10,6 +10,7 @@
 #include "autoconf.h"
 
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,6 +281,32 @@ Test(expr, glob)
 		    "Match(%s, %s)", t[i].pattern, t[i].s);
 }
 
+/* The list under hash h holds each of the nv pointers &want[x] want[x] times. */
+static void
+check_list(const struct postings *p, int step, uint64_t h, const int *want,
+    int nv)
+{
+	void *const	*v;
+	size_t		 n, i, total = 0;
+	int		 x, cnt[400];
+
+	cr_assert_leq(nv, 400);
+	v = postings_get(p, h, &n);
+	memset(cnt, 0, sizeof cnt);
+	for (i = 0; i < n; i++) {
+		cr_assert((const int *)v[i] >= want &&
+		    (const int *)v[i] < want + nv, "step %d: hash %#" PRIx64
+		    " holds another's pointer", step, h);
+		cnt[(const int *)v[i] - want]++;
+	}
+	for (x = 0; x < nv; x++) {
+		cr_assert_eq(cnt[x], want[x], "step %d hash %#" PRIx64
+		    " value %d", step, h, x);
+		total += (size_t)want[x];
+	}
+	cr_assert_eq(n, total);
+}
+
 /*
  * The index's hash lists against a plain model: adds and deletes of a few
  * pointers under hashes that crowd the same home slots (multiples of the
@@ -293,11 +320,9 @@ Test(postings, against_a_model)
 	static int		 model[NH][NV];
 	static const uint64_t	 base[4] = { 0, 63, 64 * 7, 1ULL << 40 };
 	struct postings		*p = postings_new();
-	void *const		*v;
 	uint64_t		 h;
 	unsigned		 seed = 7;
-	size_t			 n, i, want;
-	int			 step, k, x, cnt[NV];
+	int			 step, k, x;
 
 	for (step = 0; step < STEPS; step++) {
 		seed = seed * 1103515245u + 12345u;
@@ -317,22 +342,56 @@ Test(postings, against_a_model)
 			continue;
 		for (k = 0; k < NH; k++) {
 			h = base[k % 4] + 64 * (uint64_t)k;
-			v = postings_get(p, h ? h : 1, &n);
-			memset(cnt, 0, sizeof cnt);
-			for (i = 0; i < n; i++) {
-				cr_assert((int *)v[i] >= &model[k][0] &&
-				    (int *)v[i] < &model[k][NV], "hash %d holds "
-				    "another's pointer", k);
-				cnt[(int *)v[i] - &model[k][0]]++;
-			}
-			for (x = 0, want = 0; x < NV; x++) {
-				cr_assert_eq(cnt[x], model[k][x], "step %d hash "
-				    "%d value %d", step, k, x);
-				want += (size_t)model[k][x];
-			}
-			cr_assert_eq(n, want);
+			check_list(p, step, h ? h : 1, model[k], NV);
 		}
 	}
+	postings_free(p);
+}
+
+/*
+ * Long lists, which keep the positions of their pointers (a value every
+ * container shares), against the same model: lists grow past the length
+ * that starts the positions and to hundreds, hold pointers twice (two
+ * keys with one hash), shrink to nothing and grow again; every list as
+ * the model says after each step, and a delete of a pointer not there
+ * changes nothing.
+ */
+Test(postings, long_lists_against_a_model)
+{
+	enum { NH = 3, NV = 400, STEPS = 60000 };
+	static int		 model[NH][NV];
+	static const uint64_t	 hs[NH] = { 5, 5 + 64, 1ULL << 40 };
+	struct postings		*p = postings_new();
+	unsigned		 seed = 11, grow;
+	size_t			 total = 0, most = 0;
+	int			 step, k, x;
+
+	for (step = 0; step < STEPS; step++) {
+		seed = seed * 1103515245u + 12345u;
+		k = (int)((seed >> 8) % NH);
+		x = (int)((seed >> 12) % NV);
+		/* Phases: mostly adds, then mostly deletes, in turn. */
+		grow = (unsigned)(step / 7500) % 2 == 0 ? 3 : 1;
+		if ((seed >> 24) % 4 < grow && model[k][x] < 3) {
+			postings_add(p, hs[k], (void *)&model[k][x]);
+			model[k][x]++;
+			total++;
+		} else {
+			postings_del(p, hs[k], (void *)&model[k][x]);
+			if (model[k][x] > 0) {
+				model[k][x]--;
+				total--;
+			}
+		}
+		if (total > most)
+			most = total;
+		if (step % 97 != 0 && step != STEPS - 1)
+			continue;
+		for (k = 0; k < NH; k++)
+			check_list(p, step, hs[k], model[k], NV);
+	}
+	/* The phases did what they are for. */
+	cr_assert_gt(most, 3 * 300);
 	postings_free(p);
 }
 
