@@ -191,9 +191,11 @@ struct acc {
 
 /* A container the runtime told us of, for RemovePodSandbox. */
 struct ctr {
-	char	*id;
-	char	*pod;
+	char			*id;
+	char			*pod;
+	TAILQ_ENTRY(ctr)	 in_pod;
 };
+TAILQ_HEAD(ctrlist, ctr);
 
 struct nri {
 	struct server	*srv;
@@ -206,7 +208,8 @@ struct nri {
 	unsigned	 connects;
 	unsigned long	 failed_updates;
 	char		*error;
-	struct strmap	*ctrs;
+	struct strmap	*ctrs;		/* id -> struct ctr */
+	struct strmap	*pods;		/* pod id -> struct ctrlist */
 	struct acc	 queue;		/* updates to push */
 };
 
@@ -361,7 +364,11 @@ updates_fit(const size_t *sizes, size_t n, size_t budget, size_t *used)
 	return (i);
 }
 
-/* The containers the runtime told us of, and their pods. */
+/*
+ * The containers the runtime told us of (ctrs), and by pod (pods: pod id
+ * -> struct ctrlist), so that a pod's removal finds its containers
+ * without a walk of every container.
+ */
 static void
 ctr_free(struct ctr *t)
 {
@@ -384,24 +391,49 @@ table_clear(struct nri *n)
 	free(v);
 	strmap_free(n->ctrs);
 	n->ctrs = strmap_new();
+	strmap_free_all(n->pods, free);
+	n->pods = strmap_new();
+}
+
+/* Takes t out of the table and frees it. */
+static void
+table_drop(struct nri *n, struct ctr *t)
+{
+	struct ctrlist	*l;
+
+	if (t == NULL)
+		return;
+	if ((l = strmap_get(n->pods, t->pod)) != NULL) {
+		TAILQ_REMOVE(l, t, in_pod);
+		if (TAILQ_EMPTY(l))
+			free(strmap_del(n->pods, t->pod));
+	}
+	ctr_free(t);
 }
 
 static void
 table_put(struct nri *n, const char *id, const char *pod)
 {
+	struct ctrlist	*l;
 	struct ctr	*t;
 
+	table_drop(n, strmap_del(n->ctrs, id));
 	t = xcalloc(1, sizeof *t);
 	t->id = xstrdup(id);
 	t->pod = xstrdup(pod != NULL ? pod : "");
-	ctr_free(strmap_get(n->ctrs, id));
+	if ((l = strmap_get(n->pods, t->pod)) == NULL) {
+		l = xmalloc(sizeof *l);
+		TAILQ_INIT(l);
+		strmap_put(n->pods, t->pod, l);
+	}
+	TAILQ_INSERT_TAIL(l, t, in_pod);
 	strmap_put(n->ctrs, id, t);
 }
 
 static void
 table_del(struct nri *n, const char *id)
 {
-	ctr_free(strmap_del(n->ctrs, id));
+	table_drop(n, strmap_del(n->ctrs, id));
 }
 
 /* Connections. */
@@ -1047,18 +1079,21 @@ str_cmp(const void *a, const void *b)
 static void
 release_pod(struct nri *n, const char *pod, struct acc *a)
 {
-	struct ctr	**v;
+	struct ctrlist	 *l;
+	struct ctr	 *t;
 	char		**ids;
-	size_t		  i, k, m = 0;
+	size_t		  i, m = 0;
 
-	if (pod == NULL || *pod == '\0')
+	if (pod == NULL || *pod == '\0' || (l = strmap_get(n->pods, pod)) ==
+	    NULL)
 		return;
-	v = (struct ctr **)strmap_values(n->ctrs, &k);
-	ids = xcalloc(k + 1, sizeof *ids);
-	for (i = 0; i < k; i++)
-		if (strcmp(v[i]->pod, pod) == 0)
-			ids[m++] = xstrdup(v[i]->id);
-	free(v);
+	TAILQ_FOREACH(t, l, in_pod)
+		m++;
+	/* release() takes each out of the list: the ids are copied first. */
+	ids = xcalloc(m, sizeof *ids);
+	m = 0;
+	TAILQ_FOREACH(t, l, in_pod)
+		ids[m++] = xstrdup(t->id);
 	qsort(ids, m, sizeof *ids, str_cmp);
 	for (i = 0; i < m; i++) {
 		release(n, ids[i], a);
@@ -1987,6 +2022,7 @@ nri_new(struct server *srv, struct nri **out, char **cause)
 	n->srv = srv;
 	n->backoff_ms = NRI_BACKOFF_MIN_MS;
 	n->ctrs = strmap_new();
+	n->pods = strmap_new();
 	acc_init(&n->queue);
 	n->ev_retry = evtimer_new(srv->base, retry_cb, n);
 	n->ev_close = event_new(srv->base, -1, 0, close_cb, n);
@@ -2017,6 +2053,7 @@ nri_free(struct nri *n)
 	acc_clear(&n->queue);
 	table_clear(n);
 	strmap_free(n->ctrs);
+	strmap_free(n->pods);
 	free(n->error);
 	free(n);
 }

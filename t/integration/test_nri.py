@@ -206,6 +206,37 @@ def test_remove_pod_sandbox_dedicated():
         s.stop()
 
 
+def test_remove_pod_sandbox_after_a_resync():
+    """RemovePodSandbox releases the containers of that pod and no other's,
+    those a Synchronize told of and one created since alike."""
+    with Session(CONFIG_ROOT) as s:
+        s.start()
+        rt = s.rt
+        before = shared_set(s, 1)
+        pods = {}
+        for name in ("a", "b"):
+            g = rt.make_pod(name, qos="Guaranteed")
+            c = rt.make_container(g, "x", request=1000, limit=1000)
+            rt.create_container(g, c)
+            pods[name] = (g, [c.id])
+        # The runtime comes back: its Synchronize tells what runs.
+        rt.drop()
+        rt.serve()
+        s.wait_status(lambda st: st["nri"]["synchronized"])
+        g, ids = pods["a"]
+        c = rt.make_container(g, "y", request=1000, limit=1000)
+        rt.create_container(g, c)
+        ids.append(c.id)
+        rt.remove_pod(g.id)
+        s.wait_status(lambda st: st["containers"] == len(before) + 1)
+        r = s.d.admin("grants")
+        assert r.get("ok"), r
+        held = {x.get("id") for x in r["result"]}
+        assert held >= set(pods["b"][1]) | set(before), held
+        assert not held & set(ids), held
+        s.stop()
+
+
 def test_update_container():
     with Session(CONFIG) as s:
         s.start()
