@@ -12,6 +12,7 @@
  */
 #include "autoconf.h"
 
+#include <endian.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,10 @@ struct slot {
 	} u;
 };
 
+/* postings_hash's key (postings_key), and how many postings exist. */
+static uint64_t	key[2];
+static int	tables;
+
 struct postings {
 	size_t		 size;		/* a power of two */
 	size_t		 used;
@@ -46,6 +51,7 @@ postings_new(void)
 	struct postings	*p;
 
 	p = xcalloc(1, sizeof *p);
+	tables++;
 	p->size = START_SIZE;
 	p->slots = xcalloc(p->size, sizeof *p->slots);
 	return (p);
@@ -63,6 +69,7 @@ postings_free(struct postings *p)
 			free(p->slots[i].u.many);
 	free(p->slots);
 	free(p);
+	tables--;
 }
 
 static uint64_t
@@ -308,24 +315,100 @@ postings_get(const struct postings *p, uint64_t h, size_t *n)
 	return (s->cap == 0 ? &s->u.one : s->u.many);
 }
 
-/* FNV-1a over the tag and the strings, each ended by a distinct byte. */
+/*
+ * The hash is SipHash (Aumasson and Bernstein), keyed per process: the
+ * strings are a pod's own labels and names, and with a hash anyone can
+ * compute, a tenant could choose labels that all land on one home slot
+ * and make every insert, delete and lookup near them walk one long run.
+ */
+int
+postings_key(uint64_t k0, uint64_t k1)
+{
+	/* A table's entries sit where the key in force put them. */
+	if (tables > 0)
+		return (-1);
+	key[0] = k0;
+	key[1] = k1;
+	return (0);
+}
+
+#define ROTL(x, b)	(((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND do {							\
+	v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32);	\
+	v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;				\
+	v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;				\
+	v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32);	\
+} while (0)
+
+static inline uint64_t
+siphash(const uint64_t k[2], const unsigned char *p, size_t len, int c,
+    int d)
+{
+	const unsigned char	*end = p + (len & ~(size_t)7);
+	uint64_t		 v0 = k[0] ^ 0x736f6d6570736575ULL;
+	uint64_t		 v1 = k[1] ^ 0x646f72616e646f6dULL;
+	uint64_t		 v2 = k[0] ^ 0x6c7967656e657261ULL;
+	uint64_t		 v3 = k[1] ^ 0x7465646279746573ULL;
+	uint64_t		 m, b = (uint64_t)len << 56;
+	int			 i;
+
+	for (; p != end; p += 8) {
+		memcpy(&m, p, 8);
+		m = le64toh(m);
+		v3 ^= m;
+		for (i = 0; i < c; i++)
+			SIPROUND;
+		v0 ^= m;
+	}
+	for (i = (int)(len & 7); i > 0; i--)
+		b |= (uint64_t)p[i - 1] << (8 * (i - 1));
+	v3 ^= b;
+	for (i = 0; i < c; i++)
+		SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	for (i = 0; i < d; i++)
+		SIPROUND;
+	return (v0 ^ v1 ^ v2 ^ v3);
+}
+
+uint64_t
+postings_siphash(const uint64_t k[2], const void *data, size_t len, int c,
+    int d)
+{
+	return (siphash(k, data, len, c, d));
+}
+
+/*
+ * SipHash-1-3 of the tag (a word) and the strings, each string ended by
+ * a byte that valid UTF-8 never holds (0xfe for a missing one).
+ */
 uint64_t
 postings_hash(int tag, const char *a, const char *b)
 {
-	uint64_t	 h = 0xcbf29ce484222325ULL;
-	const char	*s;
-	int		 part;
+	unsigned char	 buf[512], *msg = buf;
+	const char	*str[2] = { a, b };
+	size_t		 len[2], n = 8;
+	uint64_t	 h, t = htole64((uint64_t)(unsigned)tag);
+	int		 i;
 
-	h = (h ^ (uint64_t)(unsigned)tag) * 0x100000001b3ULL;
-	for (part = 0; part < 2; part++) {
-		s = part == 0 ? a : b;
-		if (s == NULL) {
-			h = (h ^ 0xfe) * 0x100000001b3ULL;
+	for (i = 0; i < 2; i++)
+		n += (len[i] = str[i] != NULL ? strlen(str[i]) : 0) + 1;
+	/* Longer than any name or label the policy keeps. */
+	if (n > sizeof buf)
+		msg = xmalloc(n);
+	memcpy(msg, &t, 8);
+	for (i = 0, n = 8; i < 2; i++) {
+		if (str[i] == NULL) {
+			msg[n++] = 0xfe;
 			continue;
 		}
-		for (; *s != '\0'; s++)
-			h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-		h = (h ^ 0xff) * 0x100000001b3ULL;
+		memcpy(msg + n, str[i], len[i]);
+		n += len[i];
+		msg[n++] = 0xff;
 	}
+	h = siphash(key, msg, n, 1, 3);
+	if (msg != buf)
+		free(msg);
 	return (h);
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "fleet.h"
 #include "k8sname.h"
 #include "log.h"
+#include "postings.h"
 #include "server.h"
 #include "watch.h"
 
@@ -125,6 +127,7 @@ main(int argc, char **argv)
 		{ "nrt-debounce", 0, 600000, &o.nrt_debounce_ms },
 	};
 	struct server		 srv;
+	uint64_t		 k[2];
 	char			*cause = NULL;
 	long			 v;
 	int			 ch, check = 0, i, rc;
@@ -293,6 +296,12 @@ main(int argc, char **argv)
 	}
 
 	log_init(o.foreground, o.verbosity);
+	/* Before any policy: the index hashes pods' own labels. */
+	arc4random_buf(k, sizeof k);
+	if (postings_key(k[0], k[1]) != 0) {
+		log_warnx("cannot key the index's hash");
+		return (1);
+	}
 	if ((rc = server_init(&srv, &o, &cause)) != 0 ||
 	    (rc = server_start(&srv, &cause)) != 0) {
 		log_warnx("cannot start: %s", cause);
