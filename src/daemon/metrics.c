@@ -132,9 +132,11 @@ struct histogram {
 };
 
 static struct histogram histograms[] = {
-	{ "nri_request", "Time to handle one request from the runtime.",
+	{ "nri_request", "Time from a request of the runtime to its answer, "
+	  "before the journal sync the answer waits for.",
 	  { 0 }, 0, 0 },
-	{ "dra_request", "Time to handle one request from the kubelet.",
+	{ "dra_request", "Time from a request of the kubelet to its answer, "
+	  "before the journal sync the answer waits for.",
 	  { 0 }, 0, 0 },
 	{ "journal_sync", "Time to sync the state journal once for the "
 	  "changes of one loop turn (group commit).", { 0 }, 0, 0 },

@@ -313,6 +313,58 @@ Test(metrics, exposition_text_format)
 	free(text);
 }
 
+/*
+ * topoawarectl(8) names every family the metrics text has: a counter
+ * topoaware_NAME_total and a histogram topoaware_NAME_seconds by NAME, a
+ * gauge by its whole name, each in bold (.B or .BR).
+ */
+Test(metrics, every_family_is_in_the_man_page)
+{
+	const char	*src = getenv("TOPOAWARE_SRCDIR");
+	char		*text, *line, *save, *page, *path, *want, name[128];
+	char		 kind[16];
+	size_t		 n, len;
+	FILE		*f;
+	int		 families = 0;
+
+	cr_assert(src != NULL, "TOPOAWARE_SRCDIR is not set");
+	xasprintf(&path, "%s/man/topoawarectl.8", src);
+	cr_assert_not_null(f = fopen(path, "r"), "%s", path);
+	page = xmalloc(1 << 20);
+	n = fread(page, 1, (1 << 20) - 1, f);
+	page[n] = '\0';
+	fclose(f);
+	text = metrics_render();
+	for (line = strtok_r(text, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "# TYPE topoaware_%127s %15s", name, kind) !=
+		    2)
+			continue;
+		len = strlen(name);
+		if (strcmp(kind, "counter") == 0 && len > 6)
+			name[len - 6] = '\0';		/* _total */
+		else if (strcmp(kind, "histogram") == 0 && len > 8)
+			name[len - 8] = '\0';		/* _seconds */
+		else if (strcmp(kind, "gauge") == 0) {
+			memmove(name + 10, name, len + 1);
+			memcpy(name, "topoaware_", 10);
+		}
+		xasprintf(&want, "\n.B %s", name);
+		if (strstr(page, want) == NULL) {
+			free(want);
+			xasprintf(&want, "\n.BR %s ", name);
+		}
+		cr_assert(strstr(page, want) != NULL, "topoawarectl(8) does "
+		    "not name the %s %s", kind, name);
+		free(want);
+		families++;
+	}
+	cr_assert_gt(families, 20);
+	free(text);
+	free(page);
+	free(path);
+}
+
 Test(metrics, gauges_are_set_not_counted)
 {
 	char	*text;
