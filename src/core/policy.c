@@ -502,7 +502,7 @@ score_pools(struct scoring *sc)
 	const struct cpuset	*hpset, *lpset;
 	double			*aff, w, sum;
 	int			 id, full, part, k, np, lp, hp, explicit;
-	int			*room;
+	int			*room, anyaff;
 
 	np = pool_tree_count(P->tree);
 	aff = xcalloc((size_t)np, sizeof *aff);
@@ -551,6 +551,10 @@ score_pools(struct scoring *sc)
 			aff[id] -= 10;
 	}
 
+	/* Most containers have no affinity anywhere: no sums to make. */
+	for (id = 0, anyaff = 0; id < np && !anyaff; id++)
+		anyaff = aff[id] != 0;
+
 	room = xcalloc(2 * (size_t)np, sizeof *room);
 	supply_allocatable_every(P, room, room + np);
 	for (id = 0; id < np; id++) {
@@ -579,6 +583,10 @@ score_pools(struct scoring *sc)
 		}
 		/* Affinity diluted by 0.75 per edge, up the tree and down. */
 		sum = 0;
+		if (!anyaff) {
+			s->affinity = sum;
+			continue;
+		}
 		w = 0.75;
 		for (a = p->parent; a != NULL; a = a->parent, w *= 0.75)
 			sum += w * aff[a->id];
