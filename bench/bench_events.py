@@ -41,6 +41,13 @@ touched for the first time, which a virtual machine may charge dearly.
                                the first claims the node sees (each
                                makes its CDI spec's inode); prepare_faults
                                its page faults
+  prepare_api_mean_us, prepare_sync_mean_us
+                               what the prepares waited for besides the
+                               daemon's CPU: the mean of its requests to
+                               the API server (the claim's read, the fake
+                               server's in Python) and of its journal
+                               syncs (topoaware_api_request_seconds,
+                               topoaware_journal_sync_seconds)
   prepare_again_cpu_us, ...    the same after the events below, as on a
                                node where claims come and go (specs
                                reuse the inodes of the ones removed)
@@ -73,6 +80,7 @@ daemon sends them one round at a time, so the simulator keeps up.
 import atexit
 import json
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -105,6 +113,24 @@ def idle_cpu_ns(pid, step=0.005, limit=5.0):
             return now
         was = now
     raise RuntimeError("daemon %d still busy after %g s" % (pid, limit))
+
+
+def histogram(s, name):
+    """(count, sum in seconds) of the daemon's histogram
+    topoaware_NAME_seconds."""
+    text = s.d.admin("metrics")["result"]["text"]
+    out = []
+    for what in ("count", "sum"):
+        m = re.search(r"^topoaware_%s_seconds_%s (\S+)$" % (name, what),
+                      text, re.M)
+        out.append(float(m.group(1)) if m else 0.0)
+    return out
+
+
+def mean_us(before, after):
+    """The mean, in microseconds, of what a histogram took in between."""
+    n = after[0] - before[0]
+    return (after[1] - before[1]) / n * 1e6 if n > 0 else 0.0
 
 
 def minflt(pid):
@@ -372,6 +398,7 @@ def prepares(s, rt, k, api, name, prefix="prepare"):
     claims, lat, full = [], [], set()
     spent = faults = 0
     settle(s)
+    api0, sync0 = histogram(s, "api_request"), histogram(s, "journal_sync")
     i = 0
     while len(claims) < nclaims and len(full) < len(nodes):
         node = nodes[i % len(nodes)]
@@ -405,6 +432,12 @@ def prepares(s, rt, k, api, name, prefix="prepare"):
         lat.append(t1 - t0)
         claims.append(c)
     settle(s)
+    if prefix == "prepare":
+        # What the round trips waited for besides the daemon's CPU.
+        report("prepare_api_mean_us", name,
+               mean_us(api0, histogram(s, "api_request")), "us")
+        report("prepare_sync_mean_us", name,
+               mean_us(sync0, histogram(s, "journal_sync")), "us")
     if full:
         print("# %s: %d claims; nodes %s had no CPU left to claim" %
               (name, len(claims), sorted(full)), flush=True)

@@ -231,11 +231,15 @@ kube_attempt_done(struct kube_request *r, CURLcode rc)
 {
 	struct kube	*k = r->kube;
 	struct timeval	 tv;
+	curl_off_t	 us = 0;
 	long		 code = 0;
 	int		 retry = 0, delay;
 	char		*msg, *what;
 
 	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
+	/* Each attempt, answered or not: how long the API server takes. */
+	if (curl_easy_getinfo(r->easy, CURLINFO_TOTAL_TIME_T, &us) == CURLE_OK)
+		metrics_observe("api_request", (double)us / 1e6);
 	curl_multi_remove_handle(k->req.multi, r->easy);
 	kube_easy_done(k, r->easy);
 	r->easy = NULL;

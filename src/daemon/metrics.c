@@ -138,6 +138,8 @@ static struct histogram histograms[] = {
 	{ "dra_request", "Time from a request of the kubelet to its answer, "
 	  "before the journal sync the answer waits for.",
 	  { 0 }, 0, 0 },
+	{ "api_request", "Time of one request to the API server (each "
+	  "attempt), from its start to its answer or failure.", { 0 }, 0, 0 },
 	{ "journal_sync", "Time to sync the state journal once for the "
 	  "changes of one loop turn (group commit).", { 0 }, 0, 0 },
 };
