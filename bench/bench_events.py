@@ -80,7 +80,6 @@ daemon sends them one round at a time, so the simulator keeps up.
 import atexit
 import json
 import os
-import re
 import shutil
 import statistics
 import sys
@@ -113,18 +112,6 @@ def idle_cpu_ns(pid, step=0.005, limit=5.0):
             return now
         was = now
     raise RuntimeError("daemon %d still busy after %g s" % (pid, limit))
-
-
-def histogram(s, name):
-    """(count, sum in seconds) of the daemon's histogram
-    topoaware_NAME_seconds."""
-    text = s.d.admin("metrics")["result"]["text"]
-    out = []
-    for what in ("count", "sum"):
-        m = re.search(r"^topoaware_%s_seconds_%s (\S+)$" % (name, what),
-                      text, re.M)
-        out.append(float(m.group(1)) if m else 0.0)
-    return out
 
 
 def mean_us(before, after):
@@ -398,7 +385,7 @@ def prepares(s, rt, k, api, name, prefix="prepare"):
     claims, lat, full = [], [], set()
     spent = faults = 0
     settle(s)
-    api0, sync0 = histogram(s, "api_request"), histogram(s, "journal_sync")
+    api0, sync0 = s.d.histogram("api_request"), s.d.histogram("journal_sync")
     i = 0
     while len(claims) < nclaims and len(full) < len(nodes):
         node = nodes[i % len(nodes)]
@@ -435,9 +422,9 @@ def prepares(s, rt, k, api, name, prefix="prepare"):
     if prefix == "prepare":
         # What the round trips waited for besides the daemon's CPU.
         report("prepare_api_mean_us", name,
-               mean_us(api0, histogram(s, "api_request")), "us")
+               mean_us(api0, s.d.histogram("api_request")), "us")
         report("prepare_sync_mean_us", name,
-               mean_us(sync0, histogram(s, "journal_sync")), "us")
+               mean_us(sync0, s.d.histogram("journal_sync")), "us")
     if full:
         print("# %s: %d claims; nodes %s had no CPU left to claim" %
               (name, len(claims), sorted(full)), flush=True)

@@ -189,6 +189,16 @@ class Daemon:
             s.close()
         return json.loads(buf.decode())
 
+    def histogram(self, name):
+        """(count, sum in seconds) of the histogram
+        topoaware_NAME_seconds in the metrics."""
+        text = self.admin("metrics")["result"]["text"]
+        got = [re.search(r"^topoaware_%s_seconds_%s (\S+)$" % (name, what),
+                         text, re.M) for what in ("count", "sum")]
+        if not all(got):
+            raise DaemonError("no histogram %s in the metrics" % name)
+        return int(got[0].group(1)), float(got[1].group(1))
+
     def __enter__(self):
         return self
 
