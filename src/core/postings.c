@@ -108,6 +108,17 @@ grow(struct postings *p)
 }
 
 /*
+ * Backward-shift deletion, for the slots and for a list's positions:
+ * after the gap at i, the entry at j whose home is k stays where it is
+ * when k lies cyclically in (i, j]; else it moves back into the gap.
+ */
+static int
+stays(size_t i, size_t j, size_t k)
+{
+	return (i <= j ? (i < k && k <= j) : (i < k || k <= j));
+}
+
+/*
  * The positions of a long list: 2 * cap entries, each 0 (free) or one
  * more than the index of a pointer in many, placed by the pointer's
  * hash with linear probing. A pointer that is in the list twice (two
@@ -180,8 +191,7 @@ pos_remove(struct slot *s, size_t j)
 		if (t[j] == 0)
 			return;
 		k = pos_home(s->u.many[t[j] - 1], mask);
-		/* Stays when its home lies cyclically in (i, j]. */
-		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+		if (stays(i, j, k))
 			continue;
 		t[i] = t[j];
 		t[j] = 0;
@@ -253,8 +263,7 @@ remove_slot(struct postings *p, struct slot *s)
 		if (p->slots[j].h == 0)
 			return;
 		k = (size_t)p->slots[j].h & (p->size - 1);
-		/* Stays when its home lies cyclically in (i, j]. */
-		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+		if (stays(i, j, k))
 			continue;
 		p->slots[i] = p->slots[j];
 		memset(&p->slots[j], 0, sizeof p->slots[j]);
