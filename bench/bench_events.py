@@ -25,6 +25,9 @@ touched for the first time, which a virtual machine may charge dearly.
                                memory touched, and
   host_new_file_us             for a new file made in the state folder's
                                file system (once, before the machines)
+  host_fdatasync_p50_us        and the round trip of a journal's write and
+                               fdatasync there, under every acknowledged
+                               change's latency
   start_to_ready_ms            exec to READY=1 (median of 5)
   rss_idle_kib, rssanon_idle_kib   VmRSS and RssAnon, synchronized, empty
   sync_1000_cpu_ms             daemon CPU for one Synchronize of 1,000
@@ -41,6 +44,10 @@ touched for the first time, which a virtual machine may charge dearly.
                                the first claims the node sees (each
                                makes its CDI spec's inode); prepare_faults
                                its page faults
+  prepare_empty_cpu_us, prepare_empty_p50_us, prepare_empty_p99_us
+                               NodePrepareResources with no claims: the
+                               floor grpcio and HTTP/2 set under the
+                               round trips of the prepares
   prepare_api_mean_us, prepare_sync_mean_us
                                what the prepares waited for besides the
                                daemon's CPU: the mean of its requests to
@@ -52,6 +59,10 @@ touched for the first time, which a virtual machine may charge dearly.
                                node where claims come and go (specs
                                reuse the inodes of the ones removed)
   rss_loaded_kib, rssanon_loaded_kib   with the containers
+  nri_empty_cpu_us, nri_empty_p50_us, nri_empty_p99_us
+                               StopContainer of a container the daemon
+                               never saw: the floor ttrpc and the Python
+                               simulator set under the creates
   create_be_cpu_us, nri_create_p50_us, nri_create_p99_us,
   create_be_faults             CreateContainer, BestEffort
   create_g2_cpu_us, create_g2_p50_us, create_g2_p99_us
@@ -78,7 +89,6 @@ daemon sends them one round at a time, so the simulator keeps up.
 """
 
 import atexit
-import json
 import os
 import shutil
 import statistics
@@ -144,6 +154,8 @@ def host_costs(work):
     file made (open O_CREAT, close) in a folder of the file system the
     state folder is on. On a virtual machine either can cost a hundred
     times what it does on hardware, and the daemon's figures with it.
+    Then, as a round trip, the disk's part of every acknowledged change:
+    a journal record written over room made before, and fdatasync.
     The files stay until the bench ends (later_rmtree)."""
     import mmap
     n = 2048
@@ -160,8 +172,24 @@ def host_costs(work):
         os.close(os.open(os.path.join(d, "f%d" % i),
                          os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     inode = (time.process_time() - t) / 300
+    # What the journal does for each acknowledged change: a record
+    # written over room made earlier, then fdatasync.
+    fd = os.open(os.path.join(d, "journal"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, b"\0" * (256 * 1024))
+        os.fsync(fd)
+        syncs = []
+        for i in range(200):
+            t = time.perf_counter()
+            os.pwrite(fd, b"J" * 360, i * 360)
+            os.fdatasync(fd)
+            syncs.append(time.perf_counter() - t)
+    finally:
+        os.close(fd)
     report("host_page_touch_us", "host", page * 1e6, "us")
     report("host_new_file_us", "host", inode * 1e6, "us")
+    report("host_fdatasync_p50_us", "host",
+           statistics.median(syncs) * 1e6, "us")
 
 
 def mem_kib(pid, field):
@@ -385,6 +413,8 @@ def prepares(s, rt, k, api, name, prefix="prepare"):
     claims, lat, full = [], [], set()
     spent = faults = 0
     settle(s)
+    if prefix == "prepare":
+        floor(s, k, name)
     api0, sync0 = s.d.histogram("api_request"), s.d.histogram("journal_sync")
     i = 0
     while len(claims) < nclaims and len(full) < len(nodes):
@@ -437,8 +467,50 @@ def prepares(s, rt, k, api, name, prefix="prepare"):
     return claims
 
 
+def floor(s, k, name):
+    """The round trip of a NodePrepareResources with no claims through
+    the same kubelet stand-in: no API read, no journal record, no update
+    for the runtime, so what is left is grpcio, HTTP/2 and the scheduling
+    of the two processes, under which no prepare can come back."""
+    lat = []
+    settle(s)
+    c0 = cpu_ns(s.d.proc.pid)
+    for _ in range(50):
+        t0 = time.perf_counter()
+        if k.prepare([], timeout=30) != {}:
+            raise RuntimeError("an empty prepare answered claims")
+        lat.append(time.perf_counter() - t0)
+    settle(s)
+    report("prepare_empty_cpu_us", name,
+           (cpu_ns(s.d.proc.pid) - c0) / 1e3 / len(lat), "us")
+    report_latencies("prepare_empty", name, lat)
+
+
+def nri_floor(s, rt, name):
+    """The round trip of a StopContainer of a container the daemon never
+    saw: nothing to change, so no journal record and no sync; what is
+    left is ttrpc and the Python simulator, under which no create can
+    come back."""
+    nri = rt.pb.nri
+    lat = []
+    settle(s)
+    c0 = cpu_ns(s.d.proc.pid)
+    for i in range(50):
+        p = rt.make_pod("floor%05d" % i, qos="BestEffort")
+        c = rt.make_container(p, "c")
+        t0 = time.perf_counter()
+        rt.call("StopContainer", nri.StopContainerRequest(pod=p, container=c),
+                nri.StopContainerResponse, timeout=20)
+        lat.append(time.perf_counter() - t0)
+    settle(s)
+    report("nri_empty_cpu_us", name,
+           (cpu_ns(s.d.proc.pid) - c0) / 1e3 / len(lat), "us")
+    report_latencies("nri_empty", name, lat)
+
+
 def events(s, rt, k, name, claims):
     """Creates, unprepares and reloads on the loaded daemon."""
+    nri_floor(s, rt, name)
     cpu, lat, faults = creates(s, rt, ROUNDS, "BestEffort", 0, "be")
     report("create_be_cpu_us", name, cpu * 1e6, "us")
     report_latencies("nri_create", name, lat)
