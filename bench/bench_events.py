@@ -17,7 +17,11 @@ everything an event costs the daemon, the writes after its answer
 included, and none of the peers' costs; latencies are round trips through
 the Python peers and include an fdatasync of the state folder's file
 system (a disk-backed temporary folder, $TMPDIR or /tmp), so on a loaded
-machine judge by the CPU figures. The minor page faults of the daemon
+machine judge by the CPU figures. A round trip ends when the answer is
+in, before the simulator applies the updates it carries, and the next
+event goes once the simulator has applied every update the daemon pushed
+for the last one (an event that overlapped them would count the
+simulator's Python in its round trip). The minor page faults of the daemon
 (/proc/PID/stat) are given beside them: each is a page of memory it
 touched for the first time, which a virtual machine may charge dearly.
 
@@ -44,7 +48,7 @@ touched for the first time, which a virtual machine may charge dearly.
                                the first claims the node sees (each
                                makes its CDI spec's inode); prepare_faults
                                its page faults
-  prepare_empty_cpu_us, prepare_empty_p50_us, prepare_empty_p99_us
+  prepare_empty_p50_us, prepare_empty_p99_us
                                NodePrepareResources with no claims: the
                                floor grpcio and HTTP/2 set under the
                                round trips of the prepares
@@ -55,11 +59,22 @@ touched for the first time, which a virtual machine may charge dearly.
                                server's in Python) and of its journal
                                syncs (topoaware_api_request_seconds,
                                topoaware_journal_sync_seconds)
+  prepare_request_mean_us, dra_prepare_mean_us, prepare_request_p99_at_most_us
+                               the mean from a prepare's arrival to its
+                               answer made, the API read included and
+                               the journal sync not
+                               (topoaware_dra_request_seconds), and of
+                               the round trip: what the round trip holds
+                               beyond the two is the kubelet stand-in's
+                               and the sockets'; and the histogram's
+                               bucket that holds the 99th percentile of
+                               the first, so a round trip's p99 can be
+                               told apart from the daemon's
   prepare_again_cpu_us, ...    the same after the events below, as on a
                                node where claims come and go (specs
                                reuse the inodes of the ones removed)
   rss_loaded_kib, rssanon_loaded_kib   with the containers
-  nri_empty_cpu_us, nri_empty_p50_us, nri_empty_p99_us
+  nri_empty_p50_us, nri_empty_p99_us
                                StopContainer of a container the daemon
                                never saw: the floor ttrpc and the Python
                                simulator set under the creates
@@ -104,6 +119,15 @@ CONTAINERS = 1000
 ROUNDS = 200
 FIRSTS = 3      # daemons whose first Synchronize is measured
 
+# The pause before each call of a floor, as long as the one before each
+# event it is the floor of (a prepare waits for the simulator to apply
+# what the last one pushed, a create comes 2 ms after the last removal):
+# a machine whose CPUs idled meanwhile takes longer to wake for the next
+# call, a virtual machine several times longer (on one, an empty prepare
+# took 0.2 ms back to back and 0.8 ms after 20 ms idle).
+PREPARE_PAUSE = 0.01
+CREATE_PAUSE = 0.002
+
 
 def cpu_ns(pid):
     with open("/proc/%d/schedstat" % pid) as f:
@@ -130,6 +154,16 @@ def mean_us(before, after):
     return (after[1] - before[1]) / n * 1e6 if n > 0 else 0.0
 
 
+def quantile_bound(before, after, q):
+    """The least bucket bound, in seconds, at or below which the fraction q
+    of what a histogram took in between lies (Daemon.buckets)."""
+    n = after[float("inf")] - before.get(float("inf"), 0)
+    for le in sorted(after):
+        if n and after[le] - before.get(le, 0) >= q * n:
+            return le
+    return float("inf")
+
+
 def minflt(pid):
     """The process's minor page faults so far: each is a page of memory
     it touched for the first time (/proc/PID/stat, field 10)."""
@@ -139,11 +173,15 @@ def minflt(pid):
 
 def later_rmtree(folder):
     """Removes folder when the bench ends, not before: ext4 without a
-    journal skips the inodes freed in the last 30 seconds when it makes
-    a new one (recently_deleted), reading each one's block to tell, so
+    journal skips the inodes freed in the last minute when it makes a
+    new one (recently_deleted; six minutes while their inode table block
+    is not yet written back), reading each one's block to tell, so
     files removed between the machines would make the next machine's
     first files dearer, which a node seeing its containers for the first
-    time does not pay."""
+    time does not pay. For the same reason a bench run right after
+    another, or after a build tree was removed, reports a first
+    Synchronize several times dearer: leave the file system some minutes
+    without removals first."""
     atexit.register(shutil.rmtree, folder, True)
 
 
@@ -252,7 +290,9 @@ def creates(s, rt, n, qos, req, tag):
         f0, c0 = minflt(pid), cpu_ns(pid)
         t0 = time.perf_counter()
         rt.create_container(p, c, timeout=20)
-        lat.append(time.perf_counter() - t0)
+        # Until the answer is in, not until the simulator has applied
+        # the updates it carries for other containers.
+        lat.append(rt.conn.answered - t0)
         # The writes after the answer belong to it.
         time.sleep(0.002)
         cpu += cpu_ns(pid) - c0
@@ -262,14 +302,19 @@ def creates(s, rt, n, qos, req, tag):
         del rt.pods[p.id]
         caught_up(rt)
         # Its file goes after the answer, outside the next measure.
-        time.sleep(0.002)
+        time.sleep(CREATE_PAUSE)
     return cpu / 1e9 / n, lat, faults / n
 
 
-def caught_up(rt):
+def caught_up(rt, before=None):
     """The runtime has answered every update pushed to it: the Python
     simulator is slower than the daemon, which drops a runtime that
-    leaves 64 requests unanswered."""
+    leaves 64 requests unanswered. before: how many it had received
+    before an event that pushes, whose push leaves after its answer and
+    may not have arrived yet (waited for up to 50 ms)."""
+    if before is not None:
+        rt.wait_pushed(lambda p: len(p) > before, timeout=0.05,
+                       arrived=True)
     rt.wait_pushed(lambda p: len(p) == len(rt.received), timeout=30)
 
 
@@ -416,6 +461,7 @@ def prepares(s, rt, k, api, name, prefix="prepare"):
     if prefix == "prepare":
         floor(s, k, name)
     api0, sync0 = s.d.histogram("api_request"), s.d.histogram("journal_sync")
+    req0, reqb0 = s.d.histogram("dra_request"), s.d.buckets("dra_request")
     i = 0
     while len(claims) < nclaims and len(full) < len(nodes):
         node = nodes[i % len(nodes)]
@@ -427,7 +473,7 @@ def prepares(s, rt, k, api, name, prefix="prepare"):
         api.set_claim("default", cname, kubelet.resource_claim(
             uid, [kubelet.result("cpudevnuma%03d" % node, 1)], name=cname))
         c = kubelet.Claim("default", cname, uid)
-        f0 = minflt(s.d.proc.pid)
+        f0, n0 = minflt(s.d.proc.pid), len(rt.received)
         c0, t0 = cpu_ns(s.d.proc.pid), time.perf_counter()
         try:
             got = k.prepare([c], timeout=30)
@@ -443,7 +489,7 @@ def prepares(s, rt, k, api, name, prefix="prepare"):
             continue
         if err != "":
             raise RuntimeError("prepare failed: %r" % got)
-        caught_up(rt)
+        caught_up(rt, n0)
         spent += cpu_ns(s.d.proc.pid) - c0
         faults += minflt(s.d.proc.pid) - f0
         lat.append(t1 - t0)
@@ -455,6 +501,13 @@ def prepares(s, rt, k, api, name, prefix="prepare"):
                mean_us(api0, s.d.histogram("api_request")), "us")
         report("prepare_sync_mean_us", name,
                mean_us(sync0, s.d.histogram("journal_sync")), "us")
+        report("prepare_request_mean_us", name,
+               mean_us(req0, s.d.histogram("dra_request")), "us")
+        report("dra_prepare_mean_us", name,
+               statistics.mean(lat) * 1e6 if lat else 0.0, "us")
+        report("prepare_request_p99_at_most_us", name,
+               quantile_bound(reqb0, s.d.buckets("dra_request"), 0.99) * 1e6,
+               "us")
     if full:
         print("# %s: %d claims; nodes %s had no CPU left to claim" %
               (name, len(claims), sorted(full)), flush=True)
@@ -474,15 +527,12 @@ def floor(s, k, name):
     of the two processes, under which no prepare can come back."""
     lat = []
     settle(s)
-    c0 = cpu_ns(s.d.proc.pid)
     for _ in range(50):
+        time.sleep(PREPARE_PAUSE)
         t0 = time.perf_counter()
         if k.prepare([], timeout=30) != {}:
             raise RuntimeError("an empty prepare answered claims")
         lat.append(time.perf_counter() - t0)
-    settle(s)
-    report("prepare_empty_cpu_us", name,
-           (cpu_ns(s.d.proc.pid) - c0) / 1e3 / len(lat), "us")
     report_latencies("prepare_empty", name, lat)
 
 
@@ -494,17 +544,14 @@ def nri_floor(s, rt, name):
     nri = rt.pb.nri
     lat = []
     settle(s)
-    c0 = cpu_ns(s.d.proc.pid)
     for i in range(50):
         p = rt.make_pod("floor%05d" % i, qos="BestEffort")
         c = rt.make_container(p, "c")
+        time.sleep(CREATE_PAUSE)
         t0 = time.perf_counter()
         rt.call("StopContainer", nri.StopContainerRequest(pod=p, container=c),
                 nri.StopContainerResponse, timeout=20)
         lat.append(time.perf_counter() - t0)
-    settle(s)
-    report("nri_empty_cpu_us", name,
-           (cpu_ns(s.d.proc.pid) - c0) / 1e3 / len(lat), "us")
     report_latencies("nri_empty", name, lat)
 
 
@@ -524,11 +571,12 @@ def events(s, rt, k, name, claims):
         settle(s)
         c0 = cpu_ns(s.d.proc.pid)
         for c in claims:
+            n0 = len(rt.received)
             t0 = time.perf_counter()
             if k.unprepare([c], timeout=30) != {c.uid: ""}:
                 raise RuntimeError("unprepare failed")
             lat.append(time.perf_counter() - t0)
-            caught_up(rt)
+            caught_up(rt, n0)
         settle(s)
         report("unprepare_cpu_us", name,
                (cpu_ns(s.d.proc.pid) - c0) / 1e3 / len(claims), "us")

@@ -199,6 +199,18 @@ class Daemon:
             raise DaemonError("no histogram %s in the metrics" % name)
         return int(got[0].group(1)), float(got[1].group(1))
 
+    def buckets(self, name):
+        """{upper bound in seconds: observations at or below it} of the
+        histogram topoaware_NAME_seconds (cumulative, as exposed; +Inf is
+        float("inf"))."""
+        text = self.admin("metrics")["result"]["text"]
+        got = {float(m.group(1)): int(m.group(2)) for m in re.finditer(
+            r'^topoaware_%s_seconds_bucket\{le="([^"]+)"\} (\d+)$' % name,
+            text, re.M)}
+        if not got:
+            raise DaemonError("no histogram %s in the metrics" % name)
+        return got
+
     def __enter__(self):
         return self
 

@@ -118,6 +118,9 @@ class Conn:
         self.registered = threading.Event()
         self.register_request = None
         self.close_reason = None
+        # time.perf_counter() when call() last had its answer, before the
+        # caller applies it: where a round trip ends for the bench.
+        self.answered = 0.0
         self.streams = {PLUGIN_CONN: bytearray(), RUNTIME_CONN: bytearray()}
         # Per logical connection: bytes left of the message being cut
         # into trunk frames, and how many frames it took so far.
@@ -285,6 +288,7 @@ class Conn:
         except OSError as e:
             raise Closed("%s: %s" % (method, e))
         ok = slot[0].wait(timeout)
+        self.answered = time.perf_counter()
         with self.plock:
             self.pending.pop(sid, None)
         if slot[1] is None:
