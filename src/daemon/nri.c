@@ -883,6 +883,14 @@ flush_cb(evutil_socket_t fd, short what, void *arg)
 	/* The round out first: its end calls again. */
 	if (c->round > 0)
 		return;
+	/*
+	 * Nor while a loop turn's answers wait for its journal sync: they
+	 * would wait for this work too, and the push cannot leave before
+	 * them anyway (the gate). nri_turn_done calls again once they are
+	 * out.
+	 */
+	if (gate_held(n->srv->gate))
+		return;
 	nri_updates_init(&us);
 	acc_updates(&n->queue, n->srv->policy, &us);
 	acc_reset(&n->queue);
@@ -2095,6 +2103,13 @@ nri_push_updates(struct nri *n, const struct policy_update *p, int np)
 	}
 	for (k = 0; k < np; k++)
 		queue_id(n, p[k].id);
+}
+
+void
+nri_turn_done(struct nri *n)
+{
+	if (n != NULL && acc_count(&n->queue) > 0)
+		flush_cb(-1, 0, n);
 }
 
 json_t *

@@ -31,6 +31,13 @@ int	nri_synchronized(const struct nri *);
  * Does not call back.
  */
 void	nri_push_updates(struct nri *, const struct policy_update *, int);
+/*
+ * A loop turn's changes are durable and its answers out (server.c): what
+ * its events queued goes now. While a turn's answers wait for its journal
+ * sync, nothing queued is made into requests, so they do not wait for
+ * that work too.
+ */
+void	nri_turn_done(struct nri *);
 /* {"connected","registered","synchronized","error","socket","connects",
  * "failedUpdates"}: a new reference. */
 json_t	*nri_status(const struct nri *);

@@ -847,15 +847,16 @@ turn_end(struct server *srv, char **cause)
 
 /*
  * What a turn does once its answers are written (gate_open wrote them to
- * the sockets): the compaction of the journal (after the changes are
- * safe; a failure only waits), the resources.sh files (R-STATE-4), freed
- * pages given back.
+ * the sockets): the updates its events queued for the runtime, the
+ * compaction of the journal (after the changes are safe; a failure only
+ * waits), the resources.sh files (R-STATE-4), freed pages given back.
  */
 static void
 after_answers(struct server *srv)
 {
 	char	*why = NULL;
 
+	nri_turn_done(srv->nri);
 	if (!srv->need_snapshot && journal_wants_snapshot(srv->journal) &&
 	    save_snapshot(srv, &why) != 0) {
 		log_warnx("cannot compact the state journal: %s", why);

@@ -6,9 +6,13 @@ debug hook TOPOAWARE_DEBUG_FAIL=journal-sync:/PATH, an I/O error while
 PATH exists) every change of the turn is undone, cut off the journal,
 and the runtime's connection, which held the answers, is closed: after it
 reconnects and synchronizes, the daemon holds what it held before and
-works on. A reload, synced at once, is answered with the error.
+works on. A reload, synced at once, is answered with the error. A
+prepare whose sync fails closes the kubelet's connection only: the
+updates its claim pushes to the runtime are made after the turn's
+answers, so the runtime's connection held nothing.
 
-The machine: the recorded server, CPUs 3 and 11 reserved."""
+The machine: the recorded server, CPUs 3 and 11 reserved (n4c16, CPU 15
+reserved, for the prepare)."""
 
 import os
 import re
@@ -17,7 +21,10 @@ import sys
 sys.path.insert(0, os.path.join(os.environ["TOPOAWARE_SRCDIR"], "t", "lib"))
 import tap  # noqa: E402
 import statedoc  # noqa: E402
+from draenv import CALL_TIMEOUT, DraEnv  # noqa: E402
 from nri_runtime import Closed, Session  # noqa: E402
+
+import grpc  # noqa: E402
 
 CONFIG = {"reservedResources": {"cpu": "cpuset:3,11"}}
 N = 6
@@ -121,6 +128,54 @@ def test_a_failed_sync_undoes_the_turn():
         again, _ = creates(rt, "again", 2)
         assert s.status()["containers"] == 3
         s.stop()
+
+
+def test_a_prepare_whose_sync_fails_keeps_the_runtime():
+    """A claim moves the shared containers, and the updates for them go to
+    the runtime in UpdateContainers. They are made once the turn's answers
+    are out, not before its sync: when the sync fails, the kubelet's
+    connection, which held the answer, is closed, and the runtime's,
+    which held nothing, stays; what it runs is where it was."""
+    if not tap.debug_hooks():
+        raise tap.Skip("built without --enable-debug-hooks")
+    fail = os.path.join(tap.tmpdir(), "fail-sync")
+    with DraEnv() as env:
+        env.d.env = {"TOPOAWARE_DEBUG_FAIL": "journal-sync:" + fail}
+        env.start()
+        rt = env.rt
+        ids = rt.create_shared(4)
+        before = {i: rt.cpus(i) for i in ids}
+        c = env.claim_on(1, 2)
+        # Without the failure the same claim pushes updates: it would
+        # have something to hold.
+        n0 = len(rt.received)
+        assert env.prepare(c)["error"] == ""
+        assert rt.wait_pushed(lambda p: len(p) > n0, arrived=True), \
+            "the claim moved no shared container"
+        n0 = len(rt.received)
+        assert env.k.unprepare([c], timeout=CALL_TIMEOUT) == {c.uid: ""}
+        assert rt.wait_pushed(lambda p: len(p) > n0, arrived=True)
+        assert rt.wait_pushed(lambda p: len(p) == len(rt.received))
+        assert {i: rt.cpus(i) for i in ids} == before, \
+            ({i: rt.cpus(i) for i in ids}, before)
+
+        open(fail, "w").close()
+        try:
+            got = env.k.prepare([c], timeout=CALL_TIMEOUT)
+        except grpc.RpcError as e:
+            got = e
+        assert not isinstance(got, dict) or got[c.uid]["error"], got
+        os.unlink(fail)
+        assert env.held() == {}, env.held()
+        assert not rt.conn.closed.is_set(), rt.conn.close_reason
+        assert rt.wait_pushed(lambda p: len(p) == len(rt.received))
+        assert {i: rt.cpus(i) for i in ids} == before, \
+            ({i: rt.cpus(i) for i in ids}, before)
+        assert env.status()["nri"]["connects"] == 1, env.status()["nri"]
+        # And it works on.
+        env.close_clients()
+        assert env.prepare(c)["error"] == ""
+        env.stop()
 
 
 def test_a_reload_whose_sync_fails_is_refused():
