@@ -2108,7 +2108,7 @@ nri_push_updates(struct nri *n, const struct policy_update *p, int np)
 void
 nri_turn_done(struct nri *n)
 {
-	if (n != NULL && acc_count(&n->queue) > 0)
+	if (n != NULL)
 		flush_cb(-1, 0, n);
 }
 
