@@ -520,20 +520,28 @@ def prepares(s, rt, k, api, name, prefix="prepare"):
     return claims
 
 
+def floor_round_trips(s, name, prefix, pause, call):
+    """50 round trips of call(i), each after pause seconds idle, reported
+    as prefix_p50_us and prefix_p99_us."""
+    lat = []
+    settle(s)
+    for i in range(50):
+        time.sleep(pause)
+        t0 = time.perf_counter()
+        call(i)
+        lat.append(time.perf_counter() - t0)
+    report_latencies(prefix, name, lat)
+
+
 def floor(s, k, name):
     """The round trip of a NodePrepareResources with no claims through
     the same kubelet stand-in: no API read, no journal record, no update
     for the runtime, so what is left is grpcio, HTTP/2 and the scheduling
     of the two processes, under which no prepare can come back."""
-    lat = []
-    settle(s)
-    for _ in range(50):
-        time.sleep(PREPARE_PAUSE)
-        t0 = time.perf_counter()
+    def empty(_):
         if k.prepare([], timeout=30) != {}:
             raise RuntimeError("an empty prepare answered claims")
-        lat.append(time.perf_counter() - t0)
-    report_latencies("prepare_empty", name, lat)
+    floor_round_trips(s, name, "prepare_empty", PREPARE_PAUSE, empty)
 
 
 def nri_floor(s, rt, name):
@@ -542,17 +550,15 @@ def nri_floor(s, rt, name):
     left is ttrpc and the Python simulator, under which no create can
     come back."""
     nri = rt.pb.nri
-    lat = []
-    settle(s)
+    # Made before the pause, outside the round trip.
+    ctrs = []
     for i in range(50):
         p = rt.make_pod("floor%05d" % i, qos="BestEffort")
-        c = rt.make_container(p, "c")
-        time.sleep(CREATE_PAUSE)
-        t0 = time.perf_counter()
-        rt.call("StopContainer", nri.StopContainerRequest(pod=p, container=c),
-                nri.StopContainerResponse, timeout=20)
-        lat.append(time.perf_counter() - t0)
-    report_latencies("nri_empty", name, lat)
+        ctrs.append((p, rt.make_container(p, "c")))
+    floor_round_trips(s, name, "nri_empty", CREATE_PAUSE, lambda i: rt.call(
+        "StopContainer", nri.StopContainerRequest(pod=ctrs[i][0],
+                                                  container=ctrs[i][1]),
+        nri.StopContainerResponse, timeout=20))
 
 
 def events(s, rt, k, name, claims):
