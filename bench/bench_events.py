@@ -35,12 +35,18 @@ touched for the first time, which a virtual machine may charge dearly.
   start_to_ready_ms            exec to READY=1 (median of 5)
   rss_idle_kib, rssanon_idle_kib   VmRSS and RssAnon, synchronized, empty
   sync_1000_cpu_ms             daemon CPU for one Synchronize of 1,000
-                               the node had never seen (each makes the
-                               inode of its resources.sh folder or link),
+                               the node had never seen (each makes its
+                               resources.sh: a folder and file of its
+                               own, or a link to its pool's folder),
                                until the daemon is idle again: the files
                                written after the answer included; the
                                median of three daemons (each one's
                                figure in a comment line)
+  sync_1000_files_floor_ms     the floor under it: this host's CPU for
+                               the same folders, files and links made by
+                               bench_hostfs with no daemon, in turn with
+                               the three daemons (the same median), so
+                               that both meet the file system alike
   sync_1000_containers_ms      its round trip until every one is pinned
   sync_1000_faults             its page faults
   prepare_cpu_us, dra_prepare_p50_us, dra_prepare_p99_us
@@ -107,6 +113,7 @@ import atexit
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -373,13 +380,20 @@ def bench_machine(name, root, work):
         populate(rt, CONTAINERS, every=every)
         firsts = [sync(s, rt)]
         s.wait_status(lambda st: st["nri"]["synchronized"], timeout=60)
-        firsts += [first_sync(root, api, every) for _ in range(FIRSTS - 1)]
+        floors = [files_floor(work, every)]
+        for _ in range(FIRSTS - 1):
+            firsts.append(first_sync(root, api, every))
+            floors.append(files_floor(work, every))
         print("# %s: first Synchronizes of %d daemons: %s ms of CPU, %s "
               "pages" % (name, len(firsts),
                          ", ".join("%.1f" % (f[0] * 1000) for f in firsts),
                          ", ".join("%d" % f[2] for f in firsts)), flush=True)
         report("sync_1000_cpu_ms", name,
                statistics.median(f[0] for f in firsts) * 1000, "ms")
+        print("# %s: the same files with no daemon: %s ms of CPU" %
+              (name, ", ".join("%.1f" % f for f in floors)), flush=True)
+        report("sync_1000_files_floor_ms", name, statistics.median(floors),
+               "ms")
         report("sync_1000_containers_ms", name,
                statistics.median(f[1] for f in firsts) * 1000, "ms")
         report("sync_1000_faults", name,
@@ -425,6 +439,20 @@ def first_sync(root, api, every):
     finally:
         s.rt.close()
         s.d.kill()
+
+
+def files_floor(work, every):
+    """bench_hostfs's CPU (ms) for what a first Synchronize of CONTAINERS
+    makes, one in every a folder and file of its own, the others links."""
+    folder = tempfile.mkdtemp(dir=work)
+    later_rmtree(folder)
+    own = CONTAINERS // every
+    out = subprocess.run(
+        [os.path.join(os.environ["TOPOAWARE_BUILDDIR"], "bench",
+                      "bench_hostfs"), os.path.join(folder, "state"),
+         str(CONTAINERS - own), str(own)],
+        check=True, stdout=subprocess.PIPE, universal_newlines=True).stdout
+    return float(out)
 
 
 def restart_sync(s, rt, name):
