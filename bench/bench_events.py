@@ -52,7 +52,9 @@ touched for the first time, which a virtual machine may charge dearly.
   prepare_cpu_us, dra_prepare_p50_us, dra_prepare_p99_us
                                NodePrepareResources of a 1-CPU claim,
                                the first claims the node sees (each
-                               makes its CDI spec's inode); prepare_faults
+                               spec goes into a spare made ahead, and
+                               the spare is made again after the
+                               answer, counted here); prepare_faults
                                its page faults
   prepare_empty_p50_us, prepare_empty_p99_us
                                NodePrepareResources with no claims: the

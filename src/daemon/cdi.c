@@ -352,6 +352,49 @@ cdi_spare_fits(const char *path, void *arg)
 	    (st.st_size == 0 || truncate(path, 0) == 0));
 }
 
+/* An empty file for a spec to be written into, mode as a spec's. */
+static int
+cdi_spare_make(const char *path, void *arg)
+{
+	int	fd, error = 0;
+
+	(void)arg;
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	    O_NOFOLLOW, 0644)) == -1)
+		return (-1);
+	/* The mode, whatever the umask. */
+	if (fchmod(fd, 0644) == -1)
+		error = errno;
+	if (close(fd) == -1 && error == 0)
+		error = errno;
+	if (error == 0)
+		return (0);
+	(void)unlink(path);
+	errno = error;
+	return (-1);
+}
+
+int
+cdi_spares_ahead(struct spares *sp, const char *dir, size_t want,
+    char **cause)
+{
+	int	rc, made = 0;
+
+	if (spares_count(sp) >= want)
+		return (0);
+	if ((rc = cdi_ensure_dir(dir, cause)) != 0)
+		return (rc);
+	while (spares_count(sp) < want) {
+		/* Not set by spares_make when it keeps no more. */
+		errno = ENOSPC;
+		if (spares_make(sp, cdi_spare_make, NULL) != 0)
+			return (atomicfile_syserr(cause, "make a spare in",
+			    dir));
+		made++;
+	}
+	return (made);
+}
+
 struct spares *
 cdi_spares_new(const char *dir)
 {

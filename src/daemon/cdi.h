@@ -75,6 +75,13 @@ int	cdi_remove(struct spares *, const char *dir, const char *driver,
 #define CDI_SPARES	".topoaware-spare."
 #define CDI_SPARES_CAP	128
 struct spares	*cdi_spares_new(const char *dir);
+/*
+ * Makes empty spares in dir (made if absent) until there are want, so
+ * that the specs of the next claims are written without making an inode
+ * on the path of their answer: how many it made, or -errno with *cause.
+ */
+int		 cdi_spares_ahead(struct spares *, const char *dir,
+		    size_t want, char **cause);
 
 /*
  * The claim uids of the driver's specs in dir (names cdi_write would give,

@@ -25,6 +25,15 @@ int	dra_new(struct server *, struct kube *, struct dra **, char **);
 /* Answers calls still waiting with UNAVAILABLE, removes both sockets.
  * NULL is a no-op. */
 void	dra_free(struct dra *);
+/*
+ * What a loop turn leaves for after its answers: the CDI spares its specs
+ * used are made again (DRA_CDI_AHEAD of them kept ready). After a failure
+ * (a full or read-only folder) it waits DRA_CDI_AHEAD_RETRY_MS before
+ * trying again; meanwhile specs are written the usual way.
+ */
+#define DRA_CDI_AHEAD		8
+#define DRA_CDI_AHEAD_RETRY_MS	30000
+void	dra_turn_done(struct dra *);
 /* Whether the kubelet has accepted our registration. */
 int	dra_registered(const struct dra *);
 /* {"registered","error","socket","registrationSocket","inFlight"}. */

@@ -41,7 +41,7 @@ static const char *const error_kinds[] = {
 	"state_write", "state_read", "export", "config",
 	"admin_request", "admin_peer", "admin_limit",
 	"nri_connect", "nri_protocol", "nri_update", "nri_timeout",
-	"dra_protocol", "dra_register", "cdi_write", "kube_api",
+	"dra_protocol", "dra_register", "cdi_write", "cdi_spare", "kube_api",
 	"slice_publish", "nrt", "fallback", "http_limit", NULL
 };
 static const char *const nri_events[] = {

@@ -849,7 +849,8 @@ turn_end(struct server *srv, char **cause)
  * What a turn does once its answers are written (gate_open wrote them to
  * the sockets): the updates its events queued for the runtime, the
  * compaction of the journal (after the changes are safe; a failure only
- * waits), the resources.sh files (R-STATE-4), freed pages given back.
+ * waits), the resources.sh files (R-STATE-4), the CDI spares its claims
+ * used, freed pages given back.
  */
 static void
 after_answers(struct server *srv)
@@ -863,6 +864,8 @@ after_answers(struct server *srv)
 		free(why);
 	}
 	exports_flush(srv->exports, srv->policy);
+	if (srv->dra != NULL)
+		dra_turn_done(srv->dra);
 	if (srv->trim) {
 		srv->trim = 0;
 		malloc_trim(0);

@@ -141,6 +141,24 @@ spares_keep(struct spares *sp, const char *path)
 	return (to);
 }
 
+int
+spares_make(struct spares *sp, spares_make_fn make, void *arg)
+{
+	char	*to;
+
+	list_once(sp);
+	if (sp->n >= sp->cap)
+		return (-1);
+	/* A name that failed is not tried again. */
+	xasprintf(&to, "%s/%s%lu", sp->dir, sp->prefix, sp->next++);
+	if (make(to, arg) != 0) {
+		free(to);
+		return (-1);
+	}
+	push(sp, to);
+	return (0);
+}
+
 size_t
 spares_count(struct spares *sp)
 {

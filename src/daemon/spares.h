@@ -1,7 +1,8 @@
 /*
  * Spare inodes kept for reuse under hidden names in one folder: what goes
  * (a container's folder, a claim's CDI spec) is renamed aside as
- * <prefix><n>, and renamed into place for the next one. Spares left in
+ * <prefix><n>, and renamed into place for the next one. An owner may also
+ * make spares ahead of need (spares_make), off the path of an answer. Spares left in
  * the folder by an earlier run are taken back at the first use, each
  * shown to the owner's check first.
  */
@@ -33,6 +34,16 @@ char		*spares_take(struct spares *);
  * or the rename failed (path is then where it was).
  */
 const char	*spares_keep(struct spares *, const char *path);
+/*
+ * make(path, arg) makes a new spare at path, where nothing is: 0, or -1
+ * with nothing left there.
+ */
+typedef int	(*spares_make_fn)(const char *path, void *arg);
+/*
+ * One spare made ahead of need, under the next name: 0, or -1 when there
+ * are cap spares already or make failed.
+ */
+int		 spares_make(struct spares *, spares_make_fn, void *arg);
 /* How many spares there are (after the first use's listing). */
 size_t		 spares_count(struct spares *);
 /*

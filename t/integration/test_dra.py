@@ -20,7 +20,9 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -104,6 +106,12 @@ class Env(DraEnv):
             # The spec and the daemon's own record agree.
             assert held.get(c.uid) == out[c.uid], (held, out)
         return out
+
+    def errors(self, kind):
+        text = self.admin("metrics")["text"]
+        m = re.search(r'^topoaware_errors_total\{kind="%s"\} (\d+)$' % kind,
+                      text, re.M)
+        return int(m.group(1)) if m else 0
 
     def spec(self, uid):
         with open(kubelet.cdi_path(self.cdi_dir, uid)) as f:
@@ -576,13 +584,71 @@ def test_full_spares_emptied_at_start():
         assert kubelet.cdi_specs(env.cdi_dir) == [os.path.basename(held)]
         with open(held) as f:
             assert f.read() == spec
-        # The spares serve: a new claim's spec is one of them, filled.
+        # They serve with those made ahead: a new claim's spec is one of
+        # them, filled.
+        ready = spares(env.cdi_dir)
+        assert inodes <= set(ready.values()), ready
         other = env.claim([result(dev(2), 1)])
         env.prepare_ok([other])
         path = kubelet.cdi_path(env.cdi_dir, other.uid)
-        assert os.stat(path).st_ino in inodes, path
-        assert sum(os.path.exists(p) for p in full) == 1
+        assert os.stat(path).st_ino in ready.values(), path
         assert env.spec_cpus(c.uid, 1) == cpus
+        env.stop()
+
+
+def spares(cdi_dir):
+    """{name: inode} of the CDI spares (plain files) in cdi_dir."""
+    out = {}
+    for name in os.listdir(cdi_dir):
+        st = os.lstat(os.path.join(cdi_dir, name))
+        if name.startswith(".topoaware-spare.") and stat.S_ISREG(st.st_mode):
+            out[name] = st.st_ino
+    return out
+
+
+def test_cdi_spares_made_ahead():
+    """With DRA, 8 empty spares (mode 0644) wait in the CDI folder from
+    the start, so a prepare's spec is written into one: no inode is made
+    before its answer. The one used is made again after the answer. When
+    that fails (a folder of someone else's at the spare's name), the
+    failure is logged once and counted, and the prepares go on. A CDI
+    folder removed while the daemon runs is made again by the next
+    prepare."""
+    with Env() as env:
+        env.start()
+        ready = spares(env.cdi_dir)
+        assert len(ready) == 8, ready
+        for name in ready:
+            st = os.stat(os.path.join(env.cdi_dir, name))
+            assert st.st_size == 0 and st.st_mode & 0o7777 == 0o644, name
+        c = env.claim([result(dev(1), 1)])
+        env.prepare_ok([c])
+        path = kubelet.cdi_path(env.cdi_dir, c.uid)
+        assert os.stat(path).st_ino in ready.values()
+        tap.wait_for(lambda: len(spares(env.cdi_dir)) == 8,
+                     "the spare used made again")
+        assert not set(spares(env.cdi_dir).values()) & \
+            {os.stat(path).st_ino}
+
+        # The next name the daemon will give is taken.
+        last = max(int(n.rsplit(".", 1)[1]) for n in spares(env.cdi_dir))
+        os.mkdir(os.path.join(env.cdi_dir, ".topoaware-spare.%d" %
+                              (last + 1)))
+        for node in (2, 3):
+            other = env.claim([result(dev(node), 1)])
+            env.prepare_ok([other])
+        tap.wait_for(lambda: env.errors("cdi_spare") == 1,
+                     "the failure counted")
+        assert env.d.output().count("make a spare in") == 1, \
+            env.d.output()
+        assert len(spares(env.cdi_dir)) == 6
+
+        shutil.rmtree(env.cdi_dir)
+        gone = env.claim([result(dev(0), 1)])
+        cpus = env.prepare_ok([gone])[gone.uid]
+        assert len(cpus) == 1
+        assert kubelet.cdi_specs(env.cdi_dir) == [
+            os.path.basename(kubelet.cdi_path(env.cdi_dir, gone.uid))]
         env.stop()
 
 
@@ -705,7 +771,7 @@ def test_cdi_write_failure_takes_nothing():
         env.start()
         # The spec folder cannot be written: a file stands in its way.
         if os.path.isdir(env.cdi_dir):
-            os.rmdir(env.cdi_dir)
+            shutil.rmtree(env.cdi_dir)
         with open(env.cdi_dir, "w") as f:
             f.write("in the way\n")
         c = env.claim([result(dev(1), 4)])

@@ -502,6 +502,91 @@ Test(cdi, spares_recycle_specs)
 }
 
 /*
+ * Spares made ahead: empty files of a spec's mode under the hidden names,
+ * made in a folder that is not there yet, up to the number asked and no
+ * further; the next spec is written into the last one, and asking again
+ * makes that one alone.
+ */
+Test(cdi, spares_made_ahead)
+{
+	static const char *const edits[] = { "DRA_CPUSET_" UID "=2" };
+	struct spares	*sp;
+	struct stat	 st;
+	char		*top, *dir, *path, *spare, *cause = NULL;
+	mode_t		 was;
+	int		 i;
+
+	top = testlib_tmpdir();
+	dir = testlib_join(top, "cdi");
+	sp = cdi_spares_new(dir);
+	/* A spec's mode whatever the umask: the runtime reads it. */
+	was = umask(077);
+	cr_assert_eq(cdi_spares_ahead(sp, dir, 3, &cause), 3, "%s", cause);
+	umask(was);
+	testlib_assert_listing(dir, CDI_SPARES "0 " CDI_SPARES "1 "
+	    CDI_SPARES "2");
+	for (i = 0; i < 3; i++) {
+		char	name[64];
+
+		snprintf(name, sizeof name, CDI_SPARES "%d", i);
+		spare = testlib_join(dir, name);
+		cr_assert_eq(lstat(spare, &st), 0);
+		cr_assert(S_ISREG(st.st_mode));
+		cr_assert_eq(st.st_size, 0);
+		cr_assert_eq(st.st_mode & 07777, 0644, "mode %o",
+		    st.st_mode & 07777);
+		free(spare);
+	}
+	cr_assert_eq(cdi_spares_ahead(sp, dir, 3, &cause), 0, "%s", cause);
+	cr_assert_eq(spares_count(sp), 3);
+
+	spare = testlib_join(dir, CDI_SPARES "2");
+	cr_assert_eq(stat(spare, &st), 0);
+	cr_assert_eq(cdi_write(sp, dir, DRIVER, UID, edits, 1, 1, &cause), 0,
+	    "%s", cause);
+	path = cdi_path(dir, DRIVER, UID);
+	assert_spec(path, UID, edits, 1);
+	{
+		ino_t	ino = st.st_ino;
+
+		cr_assert_eq(stat(path, &st), 0);
+		cr_assert_eq(st.st_ino, ino, "the spec is not in the spare");
+		cr_assert_eq(st.st_mode & 07777, 0644);
+	}
+	cr_assert_eq(cdi_spares_ahead(sp, dir, 3, &cause), 1, "%s", cause);
+	testlib_assert_listing(dir, CDI_SPARES "0 " CDI_SPARES "1 "
+	    CDI_SPARES "3 " FILE_OF(UID));
+	spares_free(sp);
+	free(spare);
+	free(path);
+	free(dir);
+	free(top);
+}
+
+/*
+ * Where no spare can be made (the folder is a file) the call fails with a
+ * cause that names the folder, and keeps nothing.
+ */
+Test(cdi, spares_ahead_that_cannot_be_made)
+{
+	struct spares	*sp;
+	char		*top, *dir, *cause = NULL;
+
+	top = testlib_tmpdir();
+	dir = testlib_join(top, "cdi");
+	testlib_write(dir, "x", 1);
+	sp = cdi_spares_new(dir);
+	cr_assert_lt(cdi_spares_ahead(sp, dir, 2, &cause), 0);
+	cr_assert_not_null(cause);
+	cr_assert(strstr(cause, dir) != NULL, "%s", cause);
+	cr_assert_eq(spares_count(sp), 0);
+	free(cause);
+	spares_free(sp);
+	free(dir);
+	free(top);
+}
+
+/*
  * A spec already there with the same text is left alone (a claim
  * prepared again), unless the caller says none is expected (a claim not
  * held before): then it is written without being read first.
