@@ -29,9 +29,10 @@ touched for the first time, which a virtual machine may charge dearly.
                                memory touched, and
   host_new_file_us             for a new file made in the state folder's
                                file system (once, before the machines)
-  host_fdatasync_p50_us        and the round trip of a journal's write and
+  host_fdatasync_p50_us, host_fdatasync_p99_us
+                               and the round trip of a journal's write and
                                fdatasync there, under every acknowledged
-                               change's latency
+                               change's latency (its p99 under theirs)
   start_to_ready_ms            exec to READY=1 (median of 5)
   rss_idle_kib, rssanon_idle_kib   VmRSS and RssAnon, synchronized, empty
   sync_1000_cpu_ms             daemon CPU for one Synchronize of 1,000
@@ -235,8 +236,7 @@ def host_costs(work):
         os.close(fd)
     report("host_page_touch_us", "host", page * 1e6, "us")
     report("host_new_file_us", "host", inode * 1e6, "us")
-    report("host_fdatasync_p50_us", "host",
-           statistics.median(syncs) * 1e6, "us")
+    report_latencies("host_fdatasync", "host", syncs)
 
 
 def mem_kib(pid, field):
