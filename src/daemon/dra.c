@@ -608,9 +608,10 @@ rewrite_specs(struct dra *d)
 }
 
 /*
- * Spares made ahead: a new inode costs the file system 25 to 300 us here
- * (more while many were freed lately: ext4 skips those), which the
- * answer of the claim's prepare would otherwise wait for.
+ * Spares made ahead: a new inode costs the file system tens to hundreds
+ * of microseconds (ext4 without a journal more while many were freed
+ * lately: it skips those), which the answer of the claim's prepare would
+ * otherwise wait for.
  */
 void
 dra_turn_done(struct dra *d)

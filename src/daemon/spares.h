@@ -2,9 +2,9 @@
  * Spare inodes kept for reuse under hidden names in one folder: what goes
  * (a container's folder, a claim's CDI spec) is renamed aside as
  * <prefix><n>, and renamed into place for the next one. An owner may also
- * make spares ahead of need (spares_make), off the path of an answer. Spares left in
- * the folder by an earlier run are taken back at the first use, each
- * shown to the owner's check first.
+ * make spares ahead of need (spares_make), off the path of an answer.
+ * Spares left in the folder by an earlier run are taken back at the first
+ * use, each shown to the owner's check first.
  */
 #ifndef TOPOAWARE_SPARES_H
 #define TOPOAWARE_SPARES_H
