@@ -29,10 +29,12 @@ touched for the first time, which a virtual machine may charge dearly.
                                memory touched, and
   host_new_file_us             for a new file made in the state folder's
                                file system (once, before the machines)
-  host_fdatasync_p50_us, host_fdatasync_p99_us
+  host_fdatasync_p50_us, host_fdatasync_p99_us, host_fdatasync_cpu_us
                                and the round trip of a journal's write and
                                fdatasync there, under every acknowledged
-                               change's latency (its p99 under theirs)
+                               change's latency (its p99 under theirs),
+                               and the CPU each costs, under every
+                               change's CPU
   start_to_ready_ms            exec to READY=1 (median of 5)
   rss_idle_kib, rssanon_idle_kib   VmRSS and RssAnon, synchronized, empty
   sync_1000_cpu_ms             daemon CPU for one Synchronize of 1,000
@@ -57,7 +59,7 @@ touched for the first time, which a virtual machine may charge dearly.
                                the spare is made again after the
                                answer, counted here); prepare_faults
                                its page faults
-  prepare_empty_p50_us, prepare_empty_p99_us
+  prepare_empty_p50_us, prepare_empty_p99_us, prepare_empty_cpu_us
                                NodePrepareResources with no claims: the
                                floor grpcio and HTTP/2 set under the
                                round trips of the prepares
@@ -83,10 +85,12 @@ touched for the first time, which a virtual machine may charge dearly.
                                node where claims come and go (specs
                                reuse the inodes of the ones removed)
   rss_loaded_kib, rssanon_loaded_kib   with the containers
-  nri_empty_p50_us, nri_empty_p99_us
+  nri_empty_p50_us, nri_empty_p99_us, nri_empty_cpu_us
                                StopContainer of a container the daemon
                                never saw: the floor ttrpc and the Python
-                               simulator set under the creates
+                               simulator set under the creates, and the
+                               daemon's CPU for an event that changes
+                               nothing (woken, read, answered)
   create_be_cpu_us, nri_create_p50_us, nri_create_p99_us,
   create_be_faults             CreateContainer, BestEffort
   create_g2_cpu_us, create_g2_p50_us, create_g2_p99_us
@@ -246,16 +250,19 @@ def host_costs(work):
         os.write(fd, b"\0" * (256 * 1024))
         os.fsync(fd)
         syncs = []
+        c = time.process_time()
         for i in range(200):
             t = time.perf_counter()
             os.pwrite(fd, b"J" * 360, i * 360)
             os.fdatasync(fd)
             syncs.append(time.perf_counter() - t)
+        sync_cpu = (time.process_time() - c) / 200
     finally:
         os.close(fd)
     report("host_page_touch_us", "host", page * 1e6, "us")
     report("host_new_file_us", "host", inode * 1e6, "us")
     report_latencies("host_fdatasync", "host", syncs)
+    report("host_fdatasync_cpu_us", "host", sync_cpu * 1e6, "us")
 
 
 def mem_kib(pid, field):
@@ -571,15 +578,21 @@ def prepares(s, rt, k, api, name, prefix="prepare"):
 
 def floor_round_trips(s, name, prefix, pause, call):
     """50 round trips of call(i), each after pause seconds idle, reported
-    as prefix_p50_us and prefix_p99_us."""
-    lat = []
+    as prefix_p50_us and prefix_p99_us, and the daemon's CPU for each,
+    from the call until the next one (what follows the answer included)
+    as prefix_cpu_us."""
+    lat, pid = [], s.d.proc.pid
     settle(s)
+    time.sleep(pause)
+    c0 = cpu_ns(pid)
     for i in range(50):
-        time.sleep(pause)
         t0 = time.perf_counter()
         call(i)
         lat.append(time.perf_counter() - t0)
+        time.sleep(pause)
+    cpu = cpu_ns(pid) - c0
     report_latencies(prefix, name, lat)
+    report(prefix + "_cpu_us", name, cpu / 1e3 / 50, "us")
 
 
 def floor(s, k, name):
