@@ -471,7 +471,8 @@ def first_sync(root, api, every):
 
 def files_floor(work, every):
     """bench_hostfs's CPU (ms) for what a first Synchronize of CONTAINERS
-    makes, one in every a folder and file of its own, the others links."""
+    makes: for one container in every, a folder and file of its own; for
+    the others, links."""
     folder = tempfile.mkdtemp(dir=work)
     later_rmtree(folder)
     own = CONTAINERS // every
