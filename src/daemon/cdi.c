@@ -352,25 +352,17 @@ cdi_spare_fits(const char *path, void *arg)
 	    (st.st_size == 0 || truncate(path, 0) == 0));
 }
 
-/* An empty file for a spec to be written into, mode as a spec's. */
+/* An empty file for a spec to be written into, made as atomicfile.h
+ * makes a new one (mode 0644 whatever the umask); errno says why not. */
 static int
 cdi_spare_make(const char *path, void *arg)
 {
-	int	fd, error = 0;
+	int	rc;
 
 	(void)arg;
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
-	    O_NOFOLLOW, 0644)) == -1)
-		return (-1);
-	/* The mode, whatever the umask. */
-	if (fchmod(fd, 0644) == -1)
-		error = errno;
-	if (close(fd) == -1 && error == 0)
-		error = errno;
-	if (error == 0)
+	if ((rc = atomicfile_new(path, "", 0, NULL)) == 0)
 		return (0);
-	(void)unlink(path);
-	errno = error;
+	errno = -rc;
 	return (-1);
 }
 

@@ -35,8 +35,8 @@ char		*spares_take(struct spares *);
  */
 const char	*spares_keep(struct spares *, const char *path);
 /*
- * make(path, arg) makes a new spare at path, where nothing is: 0, or -1
- * with nothing left there.
+ * make(path, arg) makes a new spare at path: 0, or -1 with errno set.
+ * A name that failed is not given again in this run.
  */
 typedef int	(*spares_make_fn)(const char *path, void *arg);
 /*
