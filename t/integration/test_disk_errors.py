@@ -26,7 +26,6 @@ numbered per node: node n holds 4n..4n+3), CPU 15 reserved."""
 import functools
 import json
 import os
-import re
 import resource
 import signal
 import subprocess
@@ -109,12 +108,6 @@ class Env(DraEnv):
     def free(self):
         return [(p["name"], p["freeIsolated"], p["freeSharable"],
                  p["grantedShared"]) for p in self.admin("pools")]
-
-    def errors(self, kind):
-        text = self.admin("metrics")["text"]
-        m = re.search(r'^topoaware_errors_total\{kind="%s"\} (\d+)$' % kind,
-                      text, re.M)
-        return int(m.group(1)) if m else 0
 
 
 def alive(d, wait=0):
@@ -247,7 +240,7 @@ def test_cdi_dir_is_a_file():
         rt = env.rt
         be, shared, _ = env.create("be")
         free = env.free()
-        before = env.errors("cdi_write")
+        before = env.d.errors("cdi_write")
 
         # Two CPUs of the BestEffort container's node: it must move.
         node = [n for n, c in env.m.nodes.items() if c & shared][0]
@@ -261,7 +254,7 @@ def test_cdi_dir_is_a_file():
         assert env.held() == {}
         assert not [k for k in saved(env)["grants"]
                     if k.startswith("claim:")], saved(env)
-        assert env.errors("cdi_write") == before + 1
+        assert env.d.errors("cdi_write") == before + 1
         st = env.s.status()
         assert st["claims"] == 0, st
         assert env.free() == free, (env.free(), free)
@@ -340,7 +333,7 @@ def test_state_cannot_be_saved_while_running():
         assert old_journal, "no change was journaled"
         grants, claims, free = env.grants(), env.held(), env.free()
         pushed = len(rt.pushed)
-        before = env.errors("state_write")
+        before = env.d.errors("state_write")
 
         # The journal cannot grow: no record can be appended.
         env.d.limit(statedoc.records_size(journal))
@@ -375,7 +368,7 @@ def test_state_cannot_be_saved_while_running():
         # Nobody was moved for a change that did not happen.
         assert len(rt.pushed) == pushed, rt.pushed[pushed:]
         assert parse_cpuset(rt.cpus(be)) == be_cpus
-        assert env.errors("state_write") >= before + 2
+        assert env.d.errors("state_write") >= before + 2
         # The saved state is the old one, whole: no part of a record
         # stays in the journal, and no temp file stays.
         with open(env.state, "rb") as f:

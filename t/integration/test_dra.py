@@ -107,12 +107,6 @@ class Env(DraEnv):
             assert held.get(c.uid) == out[c.uid], (held, out)
         return out
 
-    def errors(self, kind):
-        text = self.admin("metrics")["text"]
-        m = re.search(r'^topoaware_errors_total\{kind="%s"\} (\d+)$' % kind,
-                      text, re.M)
-        return int(m.group(1)) if m else 0
-
     def spec(self, uid):
         with open(kubelet.cdi_path(self.cdi_dir, uid)) as f:
             return json.load(f)
@@ -637,7 +631,7 @@ def test_cdi_spares_made_ahead():
         for node in (2, 3):
             other = env.claim([result(dev(node), 1)])
             env.prepare_ok([other])
-        tap.wait_for(lambda: env.errors("cdi_spare") == 1,
+        tap.wait_for(lambda: env.d.errors("cdi_spare") == 1,
                      "the failure counted")
         assert env.d.output().count("make a spare in") == 1, \
             env.d.output()

@@ -199,6 +199,14 @@ class Daemon:
             raise DaemonError("no histogram %s in the metrics" % name)
         return int(got[0].group(1)), float(got[1].group(1))
 
+    def errors(self, kind):
+        """topoaware_errors_total{kind=KIND} of the metrics; 0 before the
+        first."""
+        text = self.admin("metrics")["result"]["text"]
+        m = re.search(r'^topoaware_errors_total\{kind="%s"\} (\d+)$' % kind,
+                      text, re.M)
+        return int(m.group(1)) if m else 0
+
     def buckets(self, name):
         """{upper bound in seconds: observations at or below it} of the
         histogram topoaware_NAME_seconds (cumulative, as exposed; +Inf is
