@@ -121,6 +121,8 @@ class Conn:
         # time.perf_counter() when call() last had its answer, before the
         # caller applies it: where a round trip ends for the bench.
         self.answered = 0.0
+        # and when its request went, built: where a round trip starts.
+        self.sent = 0.0
         self.streams = {PLUGIN_CONN: bytearray(), RUNTIME_CONN: bytearray()}
         # Per logical connection: bytes left of the message being cut
         # into trunk frames, and how many frames it took so far.
@@ -282,9 +284,10 @@ class Conn:
         env = self.pb.ttrpc.Request(service=PLUGIN_SERVICE, method=method,
                                     payload=req.SerializeToString(),
                                     timeout_nano=int(timeout * 1e9))
+        frame = ttrpc_frame(sid, REQUEST, env.SerializeToString())
+        self.sent = time.perf_counter()
         try:
-            self.send_message(PLUGIN_CONN, ttrpc_frame(
-                sid, REQUEST, env.SerializeToString()))
+            self.send_message(PLUGIN_CONN, frame)
         except OSError as e:
             raise Closed("%s: %s" % (method, e))
         ok = slot[0].wait(timeout)
