@@ -84,6 +84,10 @@ touched for the first time, which a virtual machine may charge dearly.
                                bucket that holds the 99th percentile of
                                the first, so a round trip's p99 can be
                                told apart from the daemon's
+  prepare_sync_p99_at_most_us  and the bucket that holds the 99th
+                               percentile of the journal syncs the
+                               prepares waited for
+                               (topoaware_journal_sync_seconds)
   prepare_again_cpu_us, ...    the same after the events below, as on a
                                node where claims come and go (specs
                                reuse the inodes of the ones removed)
@@ -533,6 +537,7 @@ def prepares(s, rt, k, api, name, prefix="prepare"):
         floor(s, k, name)
     api0, sync0 = s.d.histogram("api_request"), s.d.histogram("journal_sync")
     req0, reqb0 = s.d.histogram("dra_request"), s.d.buckets("dra_request")
+    syncb0 = s.d.buckets("journal_sync")
     i = 0
     while len(claims) < nclaims and len(full) < len(nodes):
         node = nodes[i % len(nodes)]
@@ -579,6 +584,9 @@ def prepares(s, rt, k, api, name, prefix="prepare"):
         report("prepare_request_p99_at_most_us", name,
                quantile_bound(reqb0, s.d.buckets("dra_request"), 0.99) * 1e6,
                "us")
+        report("prepare_sync_p99_at_most_us", name,
+               quantile_bound(syncb0, s.d.buckets("journal_sync"), 0.99) *
+               1e6, "us")
     if full:
         print("# %s: %d claims; nodes %s had no CPU left to claim" %
               (name, len(claims), sorted(full)), flush=True)
