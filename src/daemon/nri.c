@@ -1781,9 +1781,17 @@ handle_request(struct conn *c, uint32_t stream, const Ttrpc__Request *req)
 		free(clean);
 		goto out;
 	}
-	if (rc != 0 ||
-	    ttrpc_payload_unpack(m->desc, &payload, &msg, &call.mem,
-	    &cause) != 0) {
+	/* A Synchronize is the runtime's account of a whole node, megabytes
+	 * unpacked: its first pages come huge. Not one pod's create, whose
+	 * annotations alone could then have the kernel compact memory for
+	 * huge pages while the loop waits. */
+	if (rc == 0)
+		rc = m->fn == h_synchronize ?
+		    ttrpc_payload_unpack_large(m->desc, &payload, &msg,
+		    &call.mem, &cause) :
+		    ttrpc_payload_unpack(m->desc, &payload, &msg, &call.mem,
+		    &cause);
+	if (rc != 0) {
 		conn_fail(c, "nri_protocol", "%s: %s", m->name, cause);
 		free(cause);
 		free(clean);

@@ -9,8 +9,20 @@
  * Blocks stay under glibc's mmap threshold (128 KiB): from the heap they
  * reuse memory that is free there (a start-up's, a last request's), where
  * a block of megabytes would be mapped afresh, every page a new fault.
+ *
+ * Except, when asked (pbarena_new_large), the first block of a message
+ * that unpacks to a MiB or more (a Synchronize of a thousand containers):
+ * the heap has no such room free, so its pages are new whatever we do.
+ * That block is mapped on its own,
+ * whole 2 MiB pages aligned as such, and advised for transparent huge
+ * pages: a few faults where 4 KiB pages take hundreds, each dear on a
+ * virtual machine. Where the kernel gives none, it is a mapping like the
+ * one malloc would make for that size; from 1 MiB up, a huge page zeroes
+ * at most twice what the small ones would have.
  */
 #include "autoconf.h"
+
+#include <sys/mman.h>
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,6 +34,8 @@
 #define MIN_BLOCK	1024
 /* A larger single request gets a block of its own size. */
 #define MAX_BLOCK	PBARENA_BLOCK_MAX
+/* A transparent huge page where pages are 4 KiB (x86-64, most arm64). */
+#define HUGE_PAGE	((size_t)2 << 20)
 
 struct block {
 	struct block	*next;
@@ -36,6 +50,9 @@ struct pbarena {
 	struct block		*head;		/* the block in use */
 	size_t			 used;
 	size_t			 size;
+	struct block		*mapped;	/* the first, when mapped */
+	void			*map;		/* its mapping */
+	size_t			 maplen;
 };
 
 static struct block *
@@ -52,6 +69,39 @@ block_new(struct pbarena *a, size_t size)
 	b->used = 0;
 	a->head = b;
 	a->size += size;
+	return (b);
+}
+
+/* The first block, of at least size bytes, mapped in whole huge pages;
+ * NULL when the system has no such room. */
+static struct block *
+block_mapped(struct pbarena *a, size_t size)
+{
+	struct block	*b;
+	size_t		 len;
+	char		*m, *at;
+
+	if (size > SIZE_MAX / 2 - sizeof *b - 2 * HUGE_PAGE)
+		return (NULL);
+	len = (sizeof *b + size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	/* A huge page more, to start at a boundary; pages not touched
+	 * cost nothing. */
+	m = mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return (NULL);
+	at = m + (HUGE_PAGE - (uintptr_t)m % HUGE_PAGE) % HUGE_PAGE;
+	/* Advice: a kernel without transparent huge pages refuses it, and
+	 * the block is made of small pages then, as malloc's would be. */
+	(void)madvise(at, len, MADV_HUGEPAGE);
+	a->map = m;
+	a->maplen = len + HUGE_PAGE;
+	b = (struct block *)(void *)at;
+	b->next = a->head;
+	b->size = len - sizeof *b;
+	b->used = 0;
+	a->head = a->mapped = b;
+	a->size += b->size;
 	return (b);
 }
 
@@ -98,6 +148,22 @@ pbarena_new(size_t hint)
 	return (a);
 }
 
+struct pbarena *
+pbarena_new_large(size_t hint)
+{
+	struct pbarena	*a;
+
+	if (hint < PBARENA_MAPPED_MIN)
+		return (pbarena_new(hint));
+	a = xcalloc(1, sizeof *a);
+	a->pa.alloc = arena_alloc;
+	a->pa.free = arena_free;
+	a->pa.allocator_data = a;
+	if (block_mapped(a, hint) == NULL)
+		(void)block_new(a, MAX_BLOCK);
+	return (a);
+}
+
 void
 pbarena_free(struct pbarena *a)
 {
@@ -107,8 +173,12 @@ pbarena_free(struct pbarena *a)
 		return;
 	for (b = a->head; b != NULL; b = next) {
 		next = b->next;
-		free(b);
+		if (b != a->mapped)
+			free(b);
 	}
+	/* A mapping of ours, whole: munmap cannot fail on it. */
+	if (a->map != NULL)
+		(void)munmap(a->map, a->maplen);
 	free(a);
 }
 
@@ -128,6 +198,12 @@ size_t
 pbarena_size(const struct pbarena *a)
 {
 	return (a->size);
+}
+
+int
+pbarena_mapped(const struct pbarena *a)
+{
+	return (a->mapped != NULL);
 }
 
 int

@@ -21,12 +21,19 @@ struct pbarena;
 /* An arena whose first block holds about hint bytes (a decoder's guess
  * from the wire size), at most PBARENA_BLOCK_MAX. */
 struct pbarena	*pbarena_new(size_t hint);
+/* The same, but from a hint of PBARENA_MAPPED_MIN up its first block
+ * holds at least hint bytes, mapped on its own in huge pages (pbarena.c
+ * says why): for a message that may be megabytes and is not one pod's. */
+#define PBARENA_MAPPED_MIN	((size_t)1 << 20)
+struct pbarena	*pbarena_new_large(size_t hint);
 void		 pbarena_free(struct pbarena *);
 /* The allocator to give protobuf-c: its free does nothing. */
 ProtobufCAllocator *pbarena_allocator(struct pbarena *);
-/* Bytes handed out, bytes of the blocks, and how many blocks: for tests. */
+/* Bytes handed out, bytes of the blocks, how many blocks, and whether
+ * the first is mapped on its own: for tests. */
 size_t		 pbarena_used(const struct pbarena *);
 size_t		 pbarena_size(const struct pbarena *);
 int		 pbarena_blocks(const struct pbarena *);
+int		 pbarena_mapped(const struct pbarena *);
 
 #endif

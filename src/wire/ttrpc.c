@@ -590,19 +590,21 @@ ttrpc_response_code(const Ttrpc__Response *resp)
 	return (resp->status != NULL ? resp->status->code : TTRPC_OK);
 }
 
-int
-ttrpc_payload_unpack(const ProtobufCMessageDescriptor *desc,
+static int
+payload_unpack(const ProtobufCMessageDescriptor *desc,
     const ProtobufCBinaryData *payload, ProtobufCMessage **msg,
-    struct pbarena **mem, char **cause)
+    struct pbarena **mem, int large, char **cause)
 {
 	struct pbarena	*a = NULL;
+	size_t		 hint;
 
 	if (mem != NULL) {
 		*mem = NULL;
 		/* Unpacked, a message takes about four times its bytes
 		 * (pbarena_new caps the first block). */
-		a = pbarena_new(payload->len < SIZE_MAX / 8 ?
-		    4 * payload->len + 256 : SIZE_MAX / 2);
+		hint = payload->len < SIZE_MAX / 8 ?
+		    4 * payload->len + 256 : SIZE_MAX / 2;
+		a = large ? pbarena_new_large(hint) : pbarena_new(hint);
 	}
 	*msg = protobuf_c_message_unpack(desc,
 	    a != NULL ? pbarena_allocator(a) : NULL, payload->len,
@@ -616,4 +618,20 @@ ttrpc_payload_unpack(const ProtobufCMessageDescriptor *desc,
 	if (mem != NULL)
 		*mem = a;
 	return (0);
+}
+
+int
+ttrpc_payload_unpack(const ProtobufCMessageDescriptor *desc,
+    const ProtobufCBinaryData *payload, ProtobufCMessage **msg,
+    struct pbarena **mem, char **cause)
+{
+	return (payload_unpack(desc, payload, msg, mem, 0, cause));
+}
+
+int
+ttrpc_payload_unpack_large(const ProtobufCMessageDescriptor *desc,
+    const ProtobufCBinaryData *payload, ProtobufCMessage **msg,
+    struct pbarena **mem, char **cause)
+{
+	return (payload_unpack(desc, payload, msg, mem, 1, cause));
 }

@@ -217,5 +217,10 @@ int	ttrpc_response_code(const Ttrpc__Response *);
 int	ttrpc_payload_unpack(const ProtobufCMessageDescriptor *desc,
 	    const ProtobufCBinaryData *payload, ProtobufCMessage **msg,
 	    struct pbarena **mem, char **cause);
+/* The same for a message that may be megabytes and is not one pod's (a
+ * Synchronize): its arena is made by pbarena_new_large. */
+int	ttrpc_payload_unpack_large(const ProtobufCMessageDescriptor *desc,
+	    const ProtobufCBinaryData *payload, ProtobufCMessage **msg,
+	    struct pbarena **mem, char **cause);
 
 #endif

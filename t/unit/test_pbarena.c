@@ -1,11 +1,15 @@
 /*
  * pbarena.c: protobuf-c decodes into an arena what it decodes with its
  * own allocator, and the arena hands out aligned, separate memory in few
- * blocks.
+ * blocks; a large one's first block in huge pages.
  */
 #include "autoconf.h"
 
+#include <sys/mman.h>
+
 #include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,4 +190,153 @@ Test(pbarena, memory_is_aligned_separate_and_in_few_blocks)
 	    pbarena_blocks(a));
 	pbarena_free(a);
 	pbarena_free(NULL);
+}
+
+/* The /proc/self/smaps entry of the mapping that holds p: its start, and
+ * whether its VmFlags hold flag. */
+static int
+mapping_of(const void *p, uintptr_t *start, const char *flag)
+{
+	FILE		*f = fopen("/proc/self/smaps", "r");
+	char		 line[512];
+	uintptr_t	 lo, hi;
+	int		 in = 0, has = -1;
+
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2) {
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+			if (in)
+				*start = lo;
+		} else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			has = strstr(line + 8, flag) != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	cr_assert_geq(has, 0, "no mapping holds %p", p);
+	return (has);
+}
+
+/* Whether this kernel takes the advice at all. */
+static int
+thp_advice_taken(void)
+{
+	void	*m = mmap(NULL, 2 << 20, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int	 ok;
+
+	cr_assert_neq(m, MAP_FAILED);
+	ok = madvise(m, 2 << 20, MADV_HUGEPAGE) == 0;
+	cr_assert_eq(munmap(m, 2 << 20), 0);
+	return (ok);
+}
+
+Test(pbarena, a_large_arena_starts_in_huge_pages)
+{
+	struct pbarena		*a = pbarena_new_large(PBARENA_MAPPED_MIN);
+	ProtobufCAllocator	*pa = pbarena_allocator(a);
+	unsigned char		*first, *p;
+	uintptr_t		 start;
+	size_t			 got = 0, room;
+
+	cr_assert(pbarena_mapped(a));
+	cr_assert_eq(pbarena_blocks(a), 1);
+	room = pbarena_size(a);
+	cr_assert_geq(room, PBARENA_MAPPED_MIN);
+	/* The block fills to its last byte, every byte its own. */
+	first = pa->alloc(pa->allocator_data, 4096);
+	memset(first, 0xa5, 4096);
+	got = 4096;
+	while (room - got >= 4096) {
+		p = pa->alloc(pa->allocator_data, 4096);
+		cr_assert_not_null(p);
+		memset(p, 0x5a, 4096);
+		got += 4096;
+	}
+	cr_assert_eq(pbarena_blocks(a), 1, "%d blocks for %zu of %zu bytes",
+	    pbarena_blocks(a), got, room);
+	cr_assert_eq(first[0], 0xa5);
+	cr_assert_eq(first[4095], 0xa5);
+	if (thp_advice_taken()) {
+		/* Advised, from a huge page's boundary. */
+		cr_assert(mapping_of(first, &start, " hg"),
+		    "the block is not advised for huge pages");
+		cr_assert_eq(start % (2 << 20), 0, "starts at %#" PRIxPTR,
+		    start);
+	} else
+		cr_log_warn("this kernel takes no huge page advice: the "
+		    "block's advice is not checked");
+	/* Past it, blocks from the heap as for any arena. */
+	p = pa->alloc(pa->allocator_data, 8192);
+	memset(p, 1, 8192);
+	cr_assert_eq(pbarena_blocks(a), 2);
+	pbarena_free(a);
+
+	/* Not below its least size, and never unless asked. */
+	a = pbarena_new_large(PBARENA_MAPPED_MIN - 1);
+	cr_assert_not(pbarena_mapped(a));
+	cr_assert_leq(pbarena_size(a), PBARENA_BLOCK_MAX);
+	pbarena_free(a);
+	a = pbarena_new(4 * PBARENA_MAPPED_MIN);
+	cr_assert_not(pbarena_mapped(a));
+	cr_assert_leq(pbarena_size(a), PBARENA_BLOCK_MAX);
+	pbarena_free(a);
+}
+
+Test(pbarena, a_large_message_asked_for_decodes_into_huge_pages)
+{
+	NRI(SynchronizeRequest)	 req =
+	    NRI__PKG__API__V1ALPHA1__SYNCHRONIZE_REQUEST__INIT;
+	NRI(Container)		 c = NRI__PKG__API__V1ALPHA1__CONTAINER__INIT;
+	NRI(Container__LabelsEntry) l =
+	    NRI__PKG__API__V1ALPHA1__CONTAINER__LABELS_ENTRY__INIT;
+	NRI(Container__LabelsEntry) *lp = &l;
+	NRI(Container)		*cp = &c;
+	NRI(SynchronizeRequest)	*s;
+	ProtobufCBinaryData	 b;
+	ProtobufCMessage	*m;
+	struct pbarena		*a;
+	uint8_t			*wire, *again;
+	size_t			 len, n, vlen = 300000;
+	char			*value, *cause = NULL;
+
+	/* Unpacked, some four times its size: past PBARENA_MAPPED_MIN. */
+	value = xmalloc(vlen + 1);
+	memset(value, 'v', vlen);
+	value[vlen] = '\0';
+	c.id = (char *)"ctr-big";
+	c.pod_sandbox_id = (char *)"pod-big";
+	l.key = (char *)"big";
+	l.value = value;
+	c.n_labels = 1;
+	c.labels = &lp;
+	req.n_containers = 1;
+	req.containers = &cp;
+	len = protobuf_c_message_get_packed_size(&req.base);
+	wire = xmalloc(len);
+	cr_assert_eq(protobuf_c_message_pack(&req.base, wire), len);
+	b.data = wire;
+	b.len = len;
+	/* As any message's, unless asked. */
+	cr_assert_eq(ttrpc_payload_unpack(
+	    &nri__pkg__api__v1alpha1__synchronize_request__descriptor, &b,
+	    &m, &a, &cause), 0, "%s", cause);
+	cr_assert_not(pbarena_mapped(a));
+	pbarena_free(a);
+	cr_assert_eq(ttrpc_payload_unpack_large(
+	    &nri__pkg__api__v1alpha1__synchronize_request__descriptor, &b,
+	    &m, &a, &cause), 0, "%s", cause);
+	cr_assert(pbarena_mapped(a), "a %zu-byte payload", len);
+	s = (NRI(SynchronizeRequest) *)m;
+	cr_assert_eq(s->n_containers, 1);
+	cr_assert_str_eq(s->containers[0]->id, "ctr-big");
+	cr_assert_str_eq(s->containers[0]->labels[0]->value, value);
+	again = repack(m, &n);
+	cr_assert_eq(n, len);
+	cr_assert_eq(memcmp(again, wire, len), 0);
+	free(again);
+	pbarena_free(a);
+	free(wire);
+	free(value);
 }
