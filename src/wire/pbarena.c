@@ -11,14 +11,14 @@
  * a block of megabytes would be mapped afresh, every page a new fault.
  *
  * Except, when asked (pbarena_new_large), the first block of a message
- * that unpacks to a MiB or more (a Synchronize of a thousand containers):
- * the heap has no such room free, so its pages are new whatever we do.
- * That block is mapped on its own,
- * whole 2 MiB pages aligned as such, and advised for transparent huge
- * pages: a few faults where 4 KiB pages take hundreds, each dear on a
- * virtual machine. Where the kernel gives none, it is a mapping like the
- * one malloc would make for that size; from 1 MiB up, a huge page zeroes
- * at most twice what the small ones would have.
+ * guessed to unpack to a MiB or more (a Synchronize of a thousand
+ * containers): the heap has no such room free, so its pages are new
+ * whatever we do. That block is mapped on its own, whole 2 MiB pages
+ * aligned as such, and advised for transparent huge pages: a few faults
+ * where 4 KiB pages take hundreds, each dear on a virtual machine. Where
+ * the kernel gives none, it is a mapping like the one malloc would make
+ * for that size. When the message takes the MiB it was guessed to, a huge
+ * page zeroes at most twice what the small ones would have.
  */
 #include "autoconf.h"
 
@@ -135,8 +135,9 @@ arena_free(void *data, void *p)
 	(void)p;
 }
 
-struct pbarena *
-pbarena_new(size_t hint)
+/* An arena with no block yet. */
+static struct pbarena *
+arena_new(void)
 {
 	struct pbarena	*a;
 
@@ -144,6 +145,14 @@ pbarena_new(size_t hint)
 	a->pa.alloc = arena_alloc;
 	a->pa.free = arena_free;
 	a->pa.allocator_data = a;
+	return (a);
+}
+
+struct pbarena *
+pbarena_new(size_t hint)
+{
+	struct pbarena	*a = arena_new();
+
 	(void)block_new(a, hint < MAX_BLOCK ? hint : MAX_BLOCK);
 	return (a);
 }
@@ -155,10 +164,7 @@ pbarena_new_large(size_t hint)
 
 	if (hint < PBARENA_MAPPED_MIN)
 		return (pbarena_new(hint));
-	a = xcalloc(1, sizeof *a);
-	a->pa.alloc = arena_alloc;
-	a->pa.free = arena_free;
-	a->pa.allocator_data = a;
+	a = arena_new();
 	if (block_mapped(a, hint) == NULL)
 		(void)block_new(a, MAX_BLOCK);
 	return (a);
