@@ -27,6 +27,8 @@ for the last one (an event that overlapped them would count the
 simulator's Python in its round trip). The minor page faults of the daemon
 (/proc/PID/stat) are given beside them: each is a page of memory it
 touched for the first time, which a virtual machine may charge dearly.
+The pages the kernel filled at once before a large Synchronize (prefault.c)
+count there too, though none cost a fault of its own.
 
   host_page_touch_us           this machine's CPU for a fresh page of
                                memory touched, and
