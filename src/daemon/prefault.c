@@ -47,6 +47,7 @@ prefault_heap(size_t bytes)
 	void		**v;
 	uintptr_t	  page, start, end;
 	size_t		  n = 0, most, i;
+	long		  pagesize;
 	char		 *brk0;
 
 	if (bytes < PREFAULT_MIN)
@@ -66,12 +67,13 @@ prefault_heap(size_t bytes)
 	while (n < most && (size_t)((char *)sbrk(0) - brk0) < bytes &&
 	    (v[n] = malloc(CHUNK)) != NULL)
 		n++;
-	page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	pagesize = sysconf(_SC_PAGESIZE);
+	page = pagesize > 0 ? (uintptr_t)pagesize : 0;
 	start = ((uintptr_t)brk0 + page - 1) & ~(page - 1);
 	end = (uintptr_t)sbrk(0);
 	/* Refused by an old kernel: the pages fault one by one, as
-	 * without. */
-	if (end > start &&
+	 * without. No page size known (never seen), nothing filled. */
+	if (page > 0 && end > start &&
 	    madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0)
 		pf->filled = end - start;
 	if (n > 0)
