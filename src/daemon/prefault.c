@@ -67,15 +67,16 @@ prefault_heap(size_t bytes)
 	while (n < most && (size_t)((char *)sbrk(0) - brk0) < bytes &&
 	    (v[n] = malloc(CHUNK)) != NULL)
 		n++;
-	pagesize = sysconf(_SC_PAGESIZE);
-	page = pagesize > 0 ? (uintptr_t)pagesize : 0;
-	start = ((uintptr_t)brk0 + page - 1) & ~(page - 1);
-	end = (uintptr_t)sbrk(0);
-	/* Refused by an old kernel: the pages fault one by one, as
-	 * without. No page size known (never seen), nothing filled. */
-	if (page > 0 && end > start &&
-	    madvise((void *)start, end - start, MADV_POPULATE_WRITE) == 0)
-		pf->filled = end - start;
+	/* No page size known (never seen), nothing filled. Refused by an
+	 * old kernel, the pages fault one by one, as without. */
+	if ((pagesize = sysconf(_SC_PAGESIZE)) > 0) {
+		page = (uintptr_t)pagesize;
+		start = ((uintptr_t)brk0 + page - 1) & ~(page - 1);
+		end = (uintptr_t)sbrk(0);
+		if (end > start && madvise((void *)start, end - start,
+		    MADV_POPULATE_WRITE) == 0)
+			pf->filled = end - start;
+	}
 	if (n > 0)
 		pf->guard = v[--n];
 	for (i = n; i > 0; i--)

@@ -601,7 +601,8 @@ payload_unpack(const ProtobufCMessageDescriptor *desc,
 	if (mem != NULL) {
 		*mem = NULL;
 		/* Unpacked, a message takes about four times its bytes
-		 * (pbarena_new caps the first block). */
+		 * (pbarena_new caps the first block; pbarena_new_large
+		 * maps it whole from a MiB up). */
 		hint = payload->len < SIZE_MAX / 8 ?
 		    4 * payload->len + 256 : SIZE_MAX / 2;
 		a = large ? pbarena_new_large(hint) : pbarena_new(hint);

@@ -17,6 +17,7 @@
 
 #include "nri.pb-c.h"
 #include "pbarena.h"
+#include "testlib.h"
 #include "ttrpc.h"
 #include "xmalloc.h"
 
@@ -218,20 +219,6 @@ mapping_of(const void *p, uintptr_t *start, const char *flag)
 	return (has);
 }
 
-/* Whether this kernel takes the advice at all. */
-static int
-thp_advice_taken(void)
-{
-	void	*m = mmap(NULL, 2 << 20, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int	 ok;
-
-	cr_assert_neq(m, MAP_FAILED);
-	ok = madvise(m, 2 << 20, MADV_HUGEPAGE) == 0;
-	cr_assert_eq(munmap(m, 2 << 20), 0);
-	return (ok);
-}
-
 Test(pbarena, a_large_arena_starts_in_huge_pages)
 {
 	struct pbarena		*a = pbarena_new_large(PBARENA_MAPPED_MIN);
@@ -258,7 +245,7 @@ Test(pbarena, a_large_arena_starts_in_huge_pages)
 	    pbarena_blocks(a), got, room);
 	cr_assert_eq(first[0], 0xa5);
 	cr_assert_eq(first[4095], 0xa5);
-	if (thp_advice_taken()) {
+	if (testlib_advice_taken(MADV_HUGEPAGE)) {
 		/* Advised, from a huge page's boundary. */
 		cr_assert(mapping_of(first, &start, " hg"),
 		    "the block is not advised for huge pages");

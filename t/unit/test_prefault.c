@@ -9,11 +9,11 @@
 
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "prefault.h"
+#include "testlib.h"
 
 #define ROOM		((size_t)8 << 20)
 #define PIECE		256
@@ -26,21 +26,6 @@ minor_faults(void)
 
 	cr_assert_eq(getrusage(RUSAGE_SELF, &ru), 0);
 	return (ru.ru_minflt);
-}
-
-/* Whether this kernel fills a range on request (Linux 5.14). */
-static int
-kernel_fills(void)
-{
-	void	*m = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int	 ok;
-
-	cr_assert_neq(m, MAP_FAILED);
-	ok = madvise(m, 1 << 16, MADV_POPULATE_WRITE) == 0;
-	cr_assert(ok || errno == EINVAL, "%s", strerror(errno));
-	cr_assert_eq(munmap(m, 1 << 16), 0);
-	return (ok);
 }
 
 Test(prefault, the_room_takes_what_follows_without_faults)
@@ -61,7 +46,8 @@ Test(prefault, the_room_takes_what_follows_without_faults)
 	free(v);
 	return;
 #endif
-	if (!kernel_fills()) {
+	/* A kernel before 5.14 fills no range on request. */
+	if (!testlib_advice_taken(MADV_POPULATE_WRITE)) {
 		cr_assert_eq(prefault_filled(pf), 0);
 		cr_log_warn("this kernel fills no range on request: the "
 		    "faults are not checked");

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "sysfs.h"
@@ -152,6 +153,20 @@ testlib_exists(const char *path)
 	struct stat	st;
 
 	return (lstat(path, &st) == 0);
+}
+
+int
+testlib_advice_taken(int advice)
+{
+	void	*m = mmap(NULL, 2 << 20, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int	 ok;
+
+	cr_assert_neq(m, MAP_FAILED);
+	ok = madvise(m, 2 << 20, advice) == 0;
+	cr_assert(ok || errno == EINVAL, "%s", strerror(errno));
+	cr_assert_eq(munmap(m, 2 << 20), 0);
+	return (ok);
 }
 
 char *

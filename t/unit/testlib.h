@@ -45,6 +45,9 @@ char			*testlib_join(const char *dir, const char *name);
 char			*testlib_read(const char *path, size_t *len);
 void			 testlib_write(const char *path, const void *, size_t);
 int			 testlib_exists(const char *path);
+/* Whether this kernel takes madvise's advice on a fresh mapping; a
+ * refusal must be EINVAL (an advice it does not know). */
+int			 testlib_advice_taken(int advice);
 char			*testlib_listing(const char *dir);
 void			 testlib_assert_listing(const char *dir, const char *want);
 
