@@ -1,16 +1,16 @@
 /*
- * prefault.c fills heap pages ahead of an event that will need them. A
- * page of memory touched for the first time costs a page fault: a few
- * tenths of a microsecond on hardware, some ten on virtual machines whose
- * faults go through the hypervisor (the bench's host_page_touch_us), and a
+ * prefault.c fills heap pages ahead of an event that will need them: a
  * first Synchronize of a thousand containers touches a thousand pages of
- * heap. Asked with madvise(MADV_POPULATE_WRITE), the kernel fills a range
- * at once, for a fraction of that a page (0.6 us on the same machine).
+ * heap, each a page fault, where the kernel fills them at once for a
+ * fraction of that when asked (memfill.h).
  *
  * The pages must be heap that malloc hands out next. glibc's main heap
  * grows at its top (brk): chunks are allocated until the break has moved
- * by the room asked, the pages between the old break and the new one are
- * filled, and the chunks are freed but the last. They merge into one free
+ * by the room asked, each stretch the break passes filled before the next
+ * chunk is carved from it (the header malloc writes there would fault its
+ * page), each chunk carved below the old break (from the top chunk, whose
+ * pages may never have been touched) filled where it is, and the chunks
+ * are freed but the last. They merge into one free
  * chunk, out of which the event's allocations are carved. The last one,
  * carved from the top after the break moved, stays where it is until
  * prefault_done: freed into the top at once, the room would exceed
@@ -23,12 +23,10 @@
  */
 #include "autoconf.h"
 
-#include <sys/mman.h>
-
-#include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "memfill.h"
 #include "prefault.h"
 #include "xmalloc.h"
 
@@ -45,10 +43,8 @@ prefault_heap(size_t bytes)
 {
 	struct prefault	*pf;
 	void		**v;
-	uintptr_t	  page, start, end;
 	size_t		  n = 0, most, i;
-	long		  pagesize;
-	char		 *brk0;
+	char		 *brk0, *top, *filled;
 
 	if (bytes < PREFAULT_MIN)
 		return (NULL);
@@ -63,19 +59,21 @@ prefault_heap(size_t bytes)
 		free(v);
 		return (pf);
 	}
-	/* Short of memory, the room is smaller: nothing is refused here. */
-	while (n < most && (size_t)((char *)sbrk(0) - brk0) < bytes &&
-	    (v[n] = malloc(CHUNK)) != NULL)
+	/* Short of memory, the room is smaller: nothing is refused here.
+	 * What the break passed is filled before the next chunk is carved
+	 * from it: a chunk's header written first would fault its page. */
+	filled = brk0;
+	while (n < most && (size_t)(filled - brk0) < bytes &&
+	    (v[n] = malloc(CHUNK)) != NULL) {
+		/* From room below the old break (the top chunk's, whose
+		 * pages may never have been touched): filled where it is. */
+		if ((char *)v[n] < brk0)
+			pf->filled += memfill(v[n], (char *)v[n] + CHUNK);
 		n++;
-	/* No page size known (never seen), nothing filled. Refused by an
-	 * old kernel, the pages fault one by one, as without. */
-	if ((pagesize = sysconf(_SC_PAGESIZE)) > 0) {
-		page = (uintptr_t)pagesize;
-		start = ((uintptr_t)brk0 + page - 1) & ~(page - 1);
-		end = (uintptr_t)sbrk(0);
-		if (end > start && madvise((void *)start, end - start,
-		    MADV_POPULATE_WRITE) == 0)
-			pf->filled = end - start;
+		if ((top = sbrk(0)) != (void *)-1 && top > filled) {
+			pf->filled += memfill(filled, top);
+			filled = top;
+		}
 	}
 	if (n > 0)
 		pf->guard = v[--n];

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memfill.h"
 #include "pbarena.h"
 #include "pbcheck.h"
 #include "ttrpc.h"
@@ -19,6 +20,10 @@
 
 /* A frame buffer bigger than this is not kept between frames. */
 #define KEEP_BUFFER	(64U * 1024)
+/* Such a frame's pages are filled this far ahead of the bytes that
+ * arrived (memfill.h): hundreds of pages, fresh each time, for the
+ * megabytes of a Synchronize. */
+#define FILL_AHEAD	(256U * 1024)
 
 struct ttrpc_reader {
 	ttrpc_frame_cb		 cb;
@@ -32,6 +37,7 @@ struct ttrpc_reader {
 	uint8_t			*buf;	/* data of a frame split in pieces */
 	size_t			 have;
 	size_t			 size;
+	size_t			 filled; /* bytes of buf whose pages are filled */
 
 	int			 error;	/* non-zero: failed for good */
 };
@@ -149,6 +155,7 @@ reader_deliver(struct ttrpc_reader *r, const uint8_t *data)
 	rc = r->cb(&r->f, r->arg);
 	r->hlen = 0;
 	r->have = 0;
+	r->filled = 0;
 	r->skip = 0;
 	if (r->size > KEEP_BUFFER) {
 		free(r->buf);
@@ -165,7 +172,7 @@ ttrpc_reader_feed(struct ttrpc_reader *r, const void *in, size_t len,
     char **cause)
 {
 	const uint8_t	*p = in;
-	size_t		 n;
+	size_t		 n, end;
 	int		 rc;
 
 	if (r->error != 0) {
@@ -227,6 +234,13 @@ ttrpc_reader_feed(struct ttrpc_reader *r, const void *in, size_t len,
 		n = r->f.len - r->have;
 		if (n > len)
 			n = len;
+		if (r->f.len > KEEP_BUFFER && r->have + n > r->filled) {
+			end = r->have + n + FILL_AHEAD;
+			if (end > r->f.len)
+				end = r->f.len;
+			(void)memfill(r->buf + r->filled, r->buf + end);
+			r->filled = end;
+		}
 		memcpy(r->buf + r->have, p, n);
 		r->have += n;
 		p += n;

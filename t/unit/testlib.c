@@ -11,7 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 
 #include "sysfs.h"
@@ -167,6 +171,38 @@ testlib_advice_taken(int advice)
 	cr_assert(ok || errno == EINVAL, "%s", strerror(errno));
 	cr_assert_eq(munmap(m, 2 << 20), 0);
 	return (ok);
+}
+
+int
+testlib_faults_open(void)
+{
+	struct perf_event_attr	a;
+
+	memset(&a, 0, sizeof a);
+	a.size = sizeof a;
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_PAGE_FAULTS;
+	a.exclude_kernel = 1;	/* all perf_event_paranoid 2 allows */
+	a.exclude_hv = 1;
+	return ((int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
+}
+
+long
+testlib_faults(int fd)
+{
+	long long	n;
+
+	cr_assert_eq(read(fd, &n, sizeof n), (ssize_t)sizeof n);
+	return ((long)n);
+}
+
+long
+testlib_minor_faults(void)
+{
+	struct rusage	ru;
+
+	cr_assert_eq(getrusage(RUSAGE_SELF, &ru), 0);
+	return (ru.ru_minflt);
 }
 
 char *

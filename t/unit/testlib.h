@@ -48,6 +48,17 @@ int			 testlib_exists(const char *path);
 /* Whether this kernel takes madvise's advice on a fresh mapping; a
  * refusal must be EINVAL (an advice it does not know). */
 int			 testlib_advice_taken(int advice);
+/*
+ * A counter of this process's page faults taken in user mode: the real
+ * ones, not the pages madvise(MADV_POPULATE_WRITE) fills (which getrusage
+ * counts as minor faults too). -1 where perf events are not allowed (a
+ * container's seccomp profile); testlib_faults reads one.
+ */
+int			 testlib_faults_open(void);
+long			 testlib_faults(int fd);
+/* This process's minor faults as getrusage counts them: filled pages
+ * included. */
+long			 testlib_minor_faults(void);
 char			*testlib_listing(const char *dir);
 void			 testlib_assert_listing(const char *dir, const char *want);
 
