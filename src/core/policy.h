@@ -125,6 +125,11 @@ struct container_spec {
 	int			 npod_labels;
 };
 
+/* Whether a and b say the same of their container, field by field (the
+ * tests hold two decoders of one message to it). */
+int	container_spec_same(const struct container_spec *a,
+	    const struct container_spec *b);
+
 /* One allocation result of a claim for our driver. */
 struct claim_result {
 	const char	*device;	/* cpudevnuma%03d */

@@ -400,6 +400,26 @@ same_kv(const struct policy_kv *a, int na, const struct policy_kv *b, int nb)
 	return (1);
 }
 
+int
+container_spec_same(const struct container_spec *a,
+    const struct container_spec *b)
+{
+	return (same_str(a->id, b->id) && same_str(a->name, b->name) &&
+	    same_str(a->pod, b->pod) && same_str(a->pod_uid, b->pod_uid) &&
+	    same_str(a->pod_name, b->pod_name) &&
+	    same_str(a->namespace, b->namespace) && a->qos == b->qos &&
+	    a->cpu_request == b->cpu_request &&
+	    a->cpu_limit == b->cpu_limit && a->mem_limit == b->mem_limit &&
+	    a->has_oom == b->has_oom &&
+	    a->oom_adj == b->oom_adj &&
+	    same_kv(a->annotations, a->nannotations, b->annotations,
+	    b->nannotations) &&
+	    same_kv(a->env, a->nenv, b->env, b->nenv) &&
+	    same_kv(a->labels, a->nlabels, b->labels, b->nlabels) &&
+	    same_kv(a->pod_labels, a->npod_labels, b->pod_labels,
+	    b->npod_labels));
+}
+
 /*
  * Whether s gives the container the pod name and labels c keeps, without
  * copying them (a sync asks this of every known container).

@@ -98,6 +98,9 @@ static struct counter counters[] = {
 	  NULL, NULL, { 0 } },
 	{ "nri_syncs", "Synchronize exchanges completed with the runtime.",
 	  NULL, NULL, { 0 } },
+	{ "nri_syncs_unpacked_whole", "Synchronize messages unpacked whole "
+	  "by protobuf-c, not for the fields read (a NUL byte in a string, "
+	  "bytes beyond what runtimes write).", NULL, NULL, { 0 } },
 	{ "nri_update_failures", "Container updates the runtime did not "
 	  "apply.", NULL, NULL, { 0 } },
 	{ "cold_starts", "Cold starts over: DRAM added to a container's "

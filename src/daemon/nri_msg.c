@@ -22,6 +22,84 @@
 /* Past this a value is nonsense; clamping it avoids overflow. */
 #define MAX_MILLI	(1000LL * CPUSET_SETSIZE)
 
+#define PICK(type, id)	{ &nri__pkg__api__v1alpha1__##type##__descriptor, id }
+
+const struct pbpick_field nri_sync_picks[] = {
+	PICK(synchronize_request, 1),		/* pods */
+	PICK(synchronize_request, 2),		/* containers */
+	PICK(synchronize_request, 3),		/* more */
+	PICK(pod_sandbox, 1),			/* id */
+	PICK(pod_sandbox, 2),			/* name */
+	PICK(pod_sandbox, 3),			/* uid */
+	PICK(pod_sandbox, 4),			/* namespace */
+	PICK(pod_sandbox, 5),			/* labels */
+	PICK(pod_sandbox, 6),			/* annotations */
+	PICK(pod_sandbox, 8),			/* linux */
+	PICK(pod_sandbox__labels_entry, 1),
+	PICK(pod_sandbox__labels_entry, 2),
+	PICK(pod_sandbox__annotations_entry, 1),
+	PICK(pod_sandbox__annotations_entry, 2),
+	PICK(linux_pod_sandbox, 3),		/* cgroup_parent */
+	PICK(linux_pod_sandbox, 4),		/* cgroups_path */
+	PICK(container, 1),			/* id */
+	PICK(container, 2),			/* pod_sandbox_id */
+	PICK(container, 3),			/* name */
+	PICK(container, 4),			/* state */
+	PICK(container, 5),			/* labels */
+	PICK(container, 8),			/* env */
+	PICK(container, 11),			/* linux */
+	PICK(container__labels_entry, 1),
+	PICK(container__labels_entry, 2),
+	PICK(linux_container, 3),		/* resources */
+	PICK(linux_container, 4),		/* oom_score_adj */
+	PICK(linux_container, 5),		/* cgroups_path */
+	PICK(linux_resources, 1),		/* memory */
+	PICK(linux_resources, 2),		/* cpu */
+	PICK(linux_memory, 1),			/* limit */
+	PICK(linux_cpu, 1),			/* shares */
+	PICK(linux_cpu, 2),			/* quota */
+	PICK(linux_cpu, 3),			/* period */
+	PICK(linux_cpu, 6),			/* cpus */
+	PICK(linux_cpu, 7),			/* mems */
+	PICK(optional_int64, 1),
+	PICK(optional_uint64, 1),
+	PICK(optional_int, 1),
+};
+const size_t nri_sync_npicks = sizeof nri_sync_picks / sizeof nri_sync_picks[0];
+
+/* The pod of r named id, the last one listed, as nri.c finds it. */
+static const NRI(PodSandbox) *
+sync_pod(const NRI(SynchronizeRequest) *r, const char *id)
+{
+	const NRI(PodSandbox)	*found = NULL;
+	size_t			 i;
+
+	for (i = 0; i < r->n_pods; i++)
+		if (r->pods[i] != NULL && strcmp(r->pods[i]->id, id) == 0)
+			found = r->pods[i];
+	return (found);
+}
+
+int
+nri_sync_specs_same(const NRI(SynchronizeRequest) *a,
+    const NRI(SynchronizeRequest) *b)
+{
+	struct nri_spec	sa, sb;
+	size_t		i;
+	int		same = a->n_containers == b->n_containers;
+
+	for (i = 0; same && i < a->n_containers; i++) {
+		nri_spec_init(&sa, sync_pod(a, a->containers[i]->pod_sandbox_id),
+		    a->containers[i]);
+		nri_spec_init(&sb, sync_pod(b, b->containers[i]->pod_sandbox_id),
+		    b->containers[i]);
+		same = container_spec_same(&sa.spec, &sb.spec);
+		nri_spec_clear(&sa);
+		nri_spec_clear(&sb);
+	}
+	return (same);
+}
+
 static const char *
 nonempty(const char *s)
 {

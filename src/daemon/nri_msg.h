@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "nri.pb-c.h"
+#include "pbpick.h"
 #include "policy.h"
 
 /* The generated names are long; NRI(Container) is the message type. */
@@ -31,6 +32,21 @@ struct nri_spec {
 };
 
 /* pod may be NULL (the container is then described by itself). */
+/*
+ * The fields of a SynchronizeRequest that the daemon reads: those
+ * nri_spec_init, nri_msg_qos, nri_msg_cpu, nri_msg_mem_limit and
+ * nri_msg_differs read of its pods and containers, and what nri.c reads
+ * (the containers' ids, pods and states, the more flag). A field read of
+ * a synchronized container must be here: the rest are never unpacked.
+ */
+extern const struct pbpick_field	nri_sync_picks[];
+extern const size_t			nri_sync_npicks;
+/* Whether nri_spec_init makes the same spec of each container of a as
+ * of b's, each with the pod its pod_sandbox_id names (the tests hold
+ * pbpick to protobuf-c by it). */
+int	nri_sync_specs_same(const NRI(SynchronizeRequest) *a,
+	    const NRI(SynchronizeRequest) *b);
+
 void		nri_spec_init(struct nri_spec *, const NRI(PodSandbox) *,
 		    const NRI(Container) *);
 void		nri_spec_clear(struct nri_spec *);

@@ -491,6 +491,10 @@ def test_nul_in_a_running_pods_annotation_does_not_stop_the_synchronize():
         out = s.d.output()
         assert "SynchronizeRequest.pods[" in out and \
             "2 strings with a NUL byte read with '?'" in out, out[-2000:]
+        # Unpacked whole by protobuf-c, its NULs read as '?' first.
+        metrics = s.d.admin("metrics")["result"]["text"]
+        assert "topoaware_nri_syncs_unpacked_whole_total 1\n" in metrics, \
+            metrics
         assert rt.cpus(gc.id) and rt.cpus(bc.id), "not pinned"
         grants = {g["id"]: g for g in s.d.admin("grants")["result"]
                   if "id" in g}

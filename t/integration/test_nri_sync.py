@@ -68,6 +68,12 @@ def test_split_sync_of_1000_containers():
                 assert cpus and cpus <= shareable, (cid, cpus)
         st = s.wait_status(lambda st: st["nri"]["synchronized"])
         assert st["containers"] == 1000, st
+        # Each part was unpacked for the fields read, none by protobuf-c
+        # whole (pbpick.c).
+        metrics = s.d.admin("metrics")["result"]["text"]
+        assert "topoaware_nri_syncs_unpacked_whole_total 0\n" in metrics, \
+            metrics
+        assert "topoaware_nri_syncs_total 1\n" in metrics, metrics
         s.stop()
 
 
