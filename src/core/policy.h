@@ -282,6 +282,13 @@ int	policy_reconfigure(struct policy *, const struct config *,
  */
 json_t	*policy_moves(const struct policy *, const struct policy_effects *);
 
+/* The saved state's version. 2: claims say who consumes them, containers
+ * their pod's UID. 3: the kubelet's labels that copy a container's fields
+ * (its name, pod name, namespace and pod UID) are bits ("kubeLabels"),
+ * not strings in "labels". 1 and 2 are still read: a version 1 state's
+ * claims have their consumers read again from the API. */
+#define POLICY_STATE_VERSION	3
+
 /* The state document of R-STATE-1 (new reference) and back. Restore
  * builds a new policy; a bad document is refused with the reason. */
 json_t	*policy_save(const struct policy *);

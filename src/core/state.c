@@ -20,15 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expr.h"
 #include "policy_priv.h"
 #include "textbuf.h"
 #include "utf8.h"
 #include "view.h"
 #include "xmalloc.h"
 
-/* 2: claims say who consumes them, containers their pod's UID. 1 is
- * still read: its claims' consumers are read again from the API. */
-#define STATE_VERSION	2
+#define STATE_VERSION	POLICY_STATE_VERSION
 
 static const char *qos_names[] = { "BestEffort", "Burstable", "Guaranteed" };
 static const char *type_names[] = { "normal", "reserved", "preserve" };
@@ -95,9 +94,8 @@ static json_t *
 container_json(const struct policy *P, const struct grant *g)
 {
 	const struct cspec	*c = &g->spec;
-	struct policy_kv	*labels;
 	json_t			*o, *spec, *claims, *mem;
-	int			 i, n;
+	int			 i;
 
 	spec = json_pack("{s:s, s:I, s:I, s:o, s:o}",
 	    "qos", qos_names[c->qos],
@@ -115,11 +113,12 @@ container_json(const struct policy *P, const struct grant *g)
 		json_object_set_new(spec, "podUID", string_json(c->pod_uid));
 	if (c->pod_name != NULL)
 		json_object_set_new(spec, "podName", string_json(c->pod_name));
-	if (c->nlabels > 0 || c->kube_labels != 0) {
-		labels = cspec_labels(c, &n);
-		json_object_set_new(spec, "labels", kv_json(labels, n));
-		free(labels);
-	}
+	if (c->nlabels > 0)
+		json_object_set_new(spec, "labels", kv_json(c->labels,
+		    c->nlabels));
+	if (c->kube_labels != 0)
+		json_object_set_new(spec, "kubeLabels",
+		    json_integer((json_int_t)c->kube_labels));
 	if (c->npod_labels > 0)
 		json_object_set_new(spec, "podLabels", kv_json(c->pod_labels,
 		    c->npod_labels));
@@ -214,9 +213,6 @@ policy_save(const struct policy *P)
 static void
 tb_spec(struct textbuf *b, const struct cspec *c)
 {
-	struct policy_kv	*labels;
-	int			 n;
-
 	tb_lit(b, "{\"qos\":");
 	tb_str(b, qos_names[c->qos]);
 	tb_lit(b, ",\"cpuRequest\":");
@@ -247,11 +243,13 @@ tb_spec(struct textbuf *b, const struct cspec *c)
 		tb_lit(b, ",\"podName\":");
 		tb_str(b, c->pod_name);
 	}
-	if (c->nlabels > 0 || c->kube_labels != 0) {
-		labels = cspec_labels(c, &n);
+	if (c->nlabels > 0) {
 		tb_lit(b, ",\"labels\":");
-		tb_kv(b, labels, n);
-		free(labels);
+		tb_kv(b, c->labels, c->nlabels);
+	}
+	if (c->kube_labels != 0) {
+		tb_lit(b, ",\"kubeLabels\":");
+		tb_int(b, (long long)c->kube_labels);
 	}
 	if (c->npod_labels > 0) {
 		tb_lit(b, ",\"podLabels\":");
@@ -586,6 +584,30 @@ parse_kv(json_t *o, struct policy_kv **out, int *n, int max,
 	return (0);
 }
 
+/*
+ * The kubelet's labels a state gives as bits (version 3) that c can hold:
+ * copies of fields it has, and not labels that "labels" gives otherwise.
+ * Another bit (a state edited by hand) is dropped, not the state: the
+ * label is the container's metadata, read by affinities only.
+ */
+static unsigned
+bits_kept(const struct cspec *c, unsigned bits)
+{
+	int	i, k;
+
+	for (i = 0; i < EXPR_KUBE_LABELS; i++) {
+		if (!(bits & (1u << i)))
+			continue;
+		if (expr_kube_field(i, c->name, c->ns, c->pod, c->pod_name,
+		    c->pod_uid) == NULL)
+			bits &= ~(1u << i);
+		for (k = 0; k < c->nlabels; k++)
+			if (strcmp(c->labels[k].key, expr_kube_key(i)) == 0)
+				bits &= ~(1u << i);
+	}
+	return (bits);
+}
+
 static int
 parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
 {
@@ -593,20 +615,29 @@ parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
 	const char	*pod_uid = NULL, *pod_name = NULL;
 	json_t		*ann = NULL, *env = NULL, *labels = NULL;
 	json_t		*pod_labels = NULL, *mlim = NULL, *oom = NULL;
+	json_t		*kube = NULL;
 	json_int_t	 req = -1, lim = -1;
 	json_error_t	 err;
+	unsigned	 bits = 0;
 	int		 i, trimmed = 0;
 
 	memset(c, 0, sizeof *c);
 	if (!json_is_object(o) || json_unpack_ex(o, &err, JSON_STRICT,
-	    "{s:s, s:I, s:I, s?o, s?o, s?s, s?s, s?s, s?s, s?s, s?o, s?o, s?b, "
-	    "s?o, s?o}",
+	    "{s:s, s:I, s:I, s?o, s?o, s?s, s?s, s?s, s?s, s?s, s?o, s?o, s?o, "
+	    "s?b, s?o, s?o}",
 	    "qos", &qos, "cpuRequest", &req, "cpuLimit", &lim,
 	    "annotations", &ann, "env", &env, "name", &name, "pod", &pod,
 	    "namespace", &ns, "podUID", &pod_uid, "podName", &pod_name,
-	    "labels", &labels, "podLabels", &pod_labels,
+	    "labels", &labels, "kubeLabels", &kube, "podLabels", &pod_labels,
 	    "trimmed", &trimmed, "memLimit", &mlim, "oomScoreAdj", &oom) != 0)
 		return (bad(cause, key, "container: malformed"));
+	if (kube != NULL) {
+		if (!json_is_integer(kube) || json_integer_value(kube) <= 0 ||
+		    json_integer_value(kube) >= 1 << EXPR_KUBE_LABELS)
+			return (bad(cause, key, "container: kubeLabels is not "
+			    "a set of the kubelet's labels"));
+		bits = (unsigned)json_integer_value(kube);
+	}
 	if ((mlim != NULL && (!json_is_integer(mlim) ||
 	    json_integer_value(mlim) <= 0 ||
 	    json_integer_value(mlim) > POLICY_MAX_MEMORY)) ||
@@ -647,6 +678,7 @@ parse_spec(const char *key, json_t *o, struct cspec *c, char **cause)
 		return (bad(cause, key, "container: labels and podLabels must "
 		    "be objects of strings"));
 	cspec_fold_labels(c);
+	c->kube_labels |= bits_kept(c, bits);
 	/* Held whole, even past the budget: it was acknowledged. */
 	c->trimmed = trimmed;
 	c->cost = cspec_cost(c);

@@ -15,13 +15,15 @@
 
 #include <jansson.h>
 
+#include "policy.h"
+
 #define STATEFILE_NAME		"state.json"
 /* Where a write is staged; a crash may leave it, the next write replaces
  * it and reads never look at it. */
 #define STATEFILE_TMP		"state.json.tmp"
 /* A file moved aside is STATEFILE_BAD<unixtime>, then -1, -2... if taken. */
 #define STATEFILE_BAD		"state.json.bad-"
-#define STATEFILE_VERSION	2	/* 1 is still read */
+#define STATEFILE_VERSION	POLICY_STATE_VERSION	/* older still read */
 /* A bigger state file is treated as corrupt rather than read: well above
  * the largest the daemon writes (POLICY_META_BUDGET in policy.h says why),
  * so that a larger one an older version wrote is still read. */

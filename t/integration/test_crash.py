@@ -54,9 +54,9 @@ def state_path(s):
 
 def read_state(s):
     """The saved state as a start reads it: the snapshot, which must be
-    whole JSON of version 2, and every journal record after it."""
+    whole JSON of version 3, and every journal record after it."""
     doc = statedoc.read_state(s.d.state_dir)
-    assert doc["version"] == 2, doc
+    assert doc["version"] == 3, doc
     return doc
 
 
@@ -328,7 +328,7 @@ def test_crash_before_the_rename_keeps_the_old_state():
             assert f.read() == old
         tmp = state_path(s) + ".tmp"
         with open(tmp) as f:
-            assert json.load(f)["version"] == 2
+            assert json.load(f)["version"] == 3
         # A temp file that would move the container if it were trusted.
         moved = next(iter(s.machine.online - RESERVED - w.acked[cid]))
         with open(tmp, "w") as f:

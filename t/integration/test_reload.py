@@ -184,7 +184,7 @@ def test_state_is_saved_and_a_restart_starts_from_it():
         finish(d)
         with open(state_path(d)) as f:
             doc = json.load(f)
-        assert doc["version"] == 2, doc
+        assert doc["version"] == 3, doc
         d.start()
         st = status(d)
         assert st["containers"] == 0 and st["claims"] == 0
@@ -354,7 +354,7 @@ def test_corrupt_state_is_moved_aside():
         assert os.path.basename(moved[0]) in d.output(), d.output()
         # A fresh, valid state replaced it.
         with open(state_path(d)) as f:
-            assert json.load(f)["version"] == 2
+            assert json.load(f)["version"] == 3
         finish(d)
 
 

@@ -79,7 +79,7 @@ def read_state(state_dir, strict=True):
         with open(path) as f:
             doc = json.load(f)
     else:
-        doc = {"version": 2, "grants": {}}
+        doc = {"version": 3, "grants": {}}
     expect = doc.get("seq", 0) + 1
     for name in ("journal.prev", "journal"):
         p = os.path.join(state_dir, name)

@@ -295,7 +295,7 @@ Test(consumers, version_1_claims_are_read_again_and_keep_their_pinned)
 	cr_assert(!cpuset_has(&policy_pinning(R, "q")->cpus, 1));
 	/* Saved again as version 2, still without consumers. */
 	text = policy_save_text(R, NULL);
-	cr_assert_eq(strncmp(text, "{\"version\":2,", 13), 0);
+	cr_assert_eq(strncmp(text, "{\"version\":3,", 13), 0);
 	cr_assert_null(strstr(text, "consumers"));
 	free(text);
 	policy_free(R);

@@ -353,7 +353,7 @@ Test(grants, state_round_trip)
 	create("c", "BE", -1, -1, "kube-system", NULL, NULL);
 	cr_assert_eq(env_claim(&e, "k", "cpudevnuma003=3"), 0, "%s", e.cause);
 	doc = policy_save(e.P);
-	cr_assert_eq(json_integer_value(json_object_get(doc, "version")), 2);
+	cr_assert_eq(json_integer_value(json_object_get(doc, "version")), 3);
 	cr_assert_eq(policy_restore(e.topo, e.cfg, doc, &R, &e.cause), 0, "%s",
 	    e.cause);
 	again = policy_save(R);
@@ -385,7 +385,7 @@ restore_refused(const char *text, const char *error)
 Test(grants, bad_state_documents)
 {
 	restore_refused("[]", "not a state document");
-	restore_refused("{\"version\":3,\"grants\":{}}", "newer");
+	restore_refused("{\"version\":4,\"grants\":{}}", "newer");
 	restore_refused("{\"version\":0,\"grants\":{}}", "version 0");
 	restore_refused("{\"version\":\"1\",\"grants\":{}}",
 	    "not an integer");
@@ -742,8 +742,14 @@ Test(grants, pod_name_and_labels_survive_a_restart)
 	spec = saved_spec(doc, "web");
 	cr_assert_str_eq(json_string_value(json_object_get(spec, "podName")),
 	    "web-0");
-	cr_assert_eq(json_object_size(json_object_get(spec, "labels")), 4,
+	/* The kubelet's label that copies the name is a bit, not a
+	 * string: 3 labels and kubeLabels. */
+	cr_assert_eq(json_object_size(json_object_get(spec, "labels")), 3,
 	    "%s", text);
+	cr_assert_null(json_object_get(json_object_get(spec, "labels"),
+	    "io.kubernetes.container.name"), "%s", text);
+	cr_assert_eq(json_integer_value(json_object_get(spec, "kubeLabels")),
+	    1 << expr_kube_label("io.kubernetes.container.name"), "%s", text);
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
 	    spec, "labels"), "tier\t\"q\"")), "front\n\\");
 	cr_assert_str_eq(json_string_value(json_object_get(json_object_get(
@@ -970,11 +976,16 @@ Test(grants, older_state_without_labels_loads)
 		{ ",\"podLabels\":{\"a\":1}", "podLabels" },
 		{ ",\"podName\":3", "malformed" },
 		{ ",\"podname\":\"x\"", "malformed" },
+		{ ",\"kubeLabels\":\"1\"", "kubeLabels" },
+		{ ",\"kubeLabels\":0", "kubeLabels" },
+		{ ",\"kubeLabels\":16", "kubeLabels" },
 	};
 	struct policy	*R;
 	struct grant	*g;
+	struct policy_kv *all;
 	char		*text, *again;
 	size_t		 i;
+	int		 n;
 
 	text = old_state("");
 	R = restore_text(text);
@@ -984,7 +995,7 @@ Test(grants, older_state_without_labels_loads)
 	cr_assert_eq(g->spec.nlabels, 0);
 	cr_assert_eq(g->spec.npod_labels, 0);
 	again = policy_save_text(R, NULL);
-	cr_assert_str_eq(again, "{\"version\":2,\"grants\":{\"old\":{"
+	cr_assert_str_eq(again, "{\"version\":3,\"grants\":{\"old\":{"
 	    "\"kind\":\"container\",\"pool\":\"root\",\"type\":\"normal\","
 	    "\"exclusive\":\"\",\"portion\":0,\"zeroRequest\":true,"
 	    "\"fallback\":false,\"container\":{\"qos\":\"BestEffort\","
@@ -1011,6 +1022,50 @@ Test(grants, older_state_without_labels_loads)
 	policy_free(R);
 	free(text);
 
+	/* Version 2 wrote the kubelet's labels as strings; they are read
+	 * as the bits version 3 writes, which read back the same. */
+	text = old_state(",\"podName\":\"pn\",\"labels\":{\"a\":\"1\","
+	    "\"io.kubernetes.container.name\":\"c\","
+	    "\"io.kubernetes.pod.name\":\"pn\","
+	    "\"io.kubernetes.pod.namespace\":\"default\","
+	    "\"io.kubernetes.pod.uid\":\"u\"}");
+	R = restore_text(text);
+	g = strmap_get(R->ctrs, "old");
+	cr_assert_eq(g->spec.nlabels, 1);
+	cr_assert_eq(g->spec.kube_labels, 15);
+	again = policy_save_text(R, NULL);
+	cr_assert_not_null(strstr(again, "\"podName\":\"pn\","
+	    "\"labels\":{\"a\":\"1\"},\"kubeLabels\":15}"), "%s", again);
+	policy_free(R);
+	free(text);
+	R = restore_text(again);
+	g = strmap_get(R->ctrs, "old");
+	cr_assert_eq(g->spec.kube_labels, 15);
+	all = cspec_labels(&g->spec, &n);
+	cr_assert_eq(n, 5);
+	cr_assert_str_eq(policy_kv_get(all, n, "io.kubernetes.pod.name"), "pn");
+	cr_assert_str_eq(policy_kv_get(all, n, "io.kubernetes.pod.uid"), "u");
+	cr_assert_str_eq(policy_kv_get(all, n, "io.kubernetes.pod.namespace"),
+	    "default");
+	free(all);
+	text = policy_save_text(R, NULL);
+	cr_assert_str_eq(text, again);
+	free(again);
+	policy_free(R);
+	free(text);
+
+	/* A bit whose field the container lacks (it has no pod name), or
+	 * that a label gives otherwise, is dropped, not the state. */
+	text = old_state(",\"labels\":{\"io.kubernetes.container.name\":"
+	    "\"d\"},\"kubeLabels\":7");
+	R = restore_text(text);
+	g = strmap_get(R->ctrs, "old");
+	cr_assert_eq(g->spec.kube_labels, 4, "%u", g->spec.kube_labels);
+	cr_assert_str_eq(policy_kv_get(g->spec.labels, g->spec.nlabels,
+	    "io.kubernetes.container.name"), "d");
+	policy_free(R);
+	free(text);
+
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		text = old_state(bad[i].extra);
 		restore_refused(text, bad[i].cause);
@@ -1027,7 +1082,7 @@ Test(grants, state_text_every_kind)
 	json_t			*doc, *g;
 
 	text = check_text(e.P, 1);
-	cr_assert_str_eq(text, "{\"version\":2,\"grants\":{}}\n");
+	cr_assert_str_eq(text, "{\"version\":3,\"grants\":{}}\n");
 	free(text);
 	cr_assert_eq(env_claim_for(&e, "k1", "cpudevnuma001=2", "pinned"), 0,
 	    "%s", e.cause);

@@ -209,7 +209,7 @@ Test(journal, a_record_framed_in_place)
 }
 
 #ifdef TOPOAWARE_DEBUG_HOOKS
-#define SNAP	"{\"version\":2,\"grants\":{}}"
+#define SNAP	"{\"version\":3,\"grants\":{}}"
 
 /* A record of n bytes of payload, appended; whole or not. */
 static void

@@ -35,7 +35,7 @@ state_doc(const char *id, const char *cpus)
 {
 	json_t	*doc;
 
-	doc = json_pack("{s:i, s:{s:{s:s}}}", "version", 2, "grants", id,
+	doc = json_pack("{s:i, s:{s:{s:s}}}", "version", STATEFILE_VERSION, "grants", id,
 	    "cpus", cpus);
 	cr_assert_not_null(doc);
 	return (doc);
@@ -115,7 +115,7 @@ Test(statefile, write_refuses_unversioned_document)
 /* A crash between creating the temporary file and the rename. */
 Test(statefile, crash_leaves_old_state)
 {
-	static const char	 partial[] = "{\"version\":2,\"grants\":{\"c";
+	static const char	 partial[] = "{\"version\":3,\"grants\":{\"c";
 	json_t			*a, *b;
 	char			*dir, *tmp;
 
@@ -253,7 +253,7 @@ Test(statefile, truncated_moved_aside)
 
 Test(statefile, newer_version_moved_aside)
 {
-	BAD("version 3, newer", "{\"version\":3,\"grants\":{}}");
+	BAD("version 4, newer", "{\"version\":4,\"grants\":{}}");
 }
 
 Test(statefile, oversized_moved_aside)
@@ -485,7 +485,7 @@ Test(statefile, directory_checks)
  */
 Test(statefile, write_text_is_the_same_file)
 {
-	static const char	 text[] = "{\"version\":2,\"grants\":{\"c1\":"
+	static const char	 text[] = "{\"version\":3,\"grants\":{\"c1\":"
 	    "{\"cpus\":\"0-3\",\"n\":\"\\u001F\\\"\xc3\xa9\"}}}";
 	json_t			*doc;
 	char			*dir, *other, *path, *cause = NULL, *a, *b;
@@ -551,10 +551,11 @@ Test(statefile, write_text_refuses_unversioned_text)
 	dir = testlib_tmpdir();
 	a = state_doc("c1", "0-3");
 	write_ok(dir, a);
-	write_text_refused(dir, "{\"grants\":{},\"version\":2}", a);
+	write_text_refused(dir, "{\"grants\":{},\"version\":3}", a);
 	write_text_refused(dir, "{\"version\":10,\"grants\":{}}", a);
 	write_text_refused(dir, "{\"version\":1,\"grants\":{}}", a);
-	write_text_refused(dir, "{\"version\":2", a);
+	write_text_refused(dir, "{\"version\":2,\"grants\":{}}", a);
+	write_text_refused(dir, "{\"version\":3", a);
 	write_text_refused(dir, "", a);
 	write_text_refused(dir, NULL, a);
 	json_decref(a);
@@ -571,13 +572,13 @@ Test(statefile, write_text_errors)
 	dir = testlib_tmpdir();
 	file = testlib_join(dir, "plain");
 	testlib_write(file, "x", 1);
-	cr_assert_eq(statefile_write_text(file, "{\"version\":2}", 13,
+	cr_assert_eq(statefile_write_text(file, "{\"version\":3}", 13,
 	    &cause), -ENOTDIR);
 	cr_assert_not_null(strstr(cause, file), "%s", cause);
 	free(cause);
 	cause = NULL;
 	missing = testlib_join(dir, "absent");
-	cr_assert_eq(statefile_write_text(missing, "{\"version\":2}", 13,
+	cr_assert_eq(statefile_write_text(missing, "{\"version\":3}", 13,
 	    &cause), -ENOENT);
 	cr_assert_not_null(strstr(cause, missing), "%s", cause);
 	free(cause);
@@ -591,7 +592,7 @@ Test(statefile, write_text_errors)
 	n = 10000;
 	big = xmalloc(n + 1);
 	memset(big, ' ', n);
-	memcpy(big, "{\"version\":2}", 13);
+	memcpy(big, "{\"version\":3}", 13);
 	big[n] = '\0';
 	cr_assert(signal(SIGXFSZ, SIG_IGN) != SIG_ERR);
 	cr_assert(getrlimit(RLIMIT_FSIZE, &rl) == 0);
