@@ -252,7 +252,7 @@ Test(pbarena, a_large_arena_starts_in_huge_pages)
 		cr_assert_eq(start % (2 << 20), 0, "starts at %#" PRIxPTR,
 		    start);
 	} else
-		cr_log_warn("this kernel takes no huge page advice: the "
+		cr_log_info("this kernel takes no huge page advice: the "
 		    "block's advice is not checked");
 	/* Past it, blocks from the heap as for any arena. */
 	p = pa->alloc(pa->allocator_data, 8192);

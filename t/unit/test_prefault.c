@@ -42,7 +42,7 @@ Test(prefault, the_room_takes_what_follows_without_faults)
 	/* A kernel before 5.14 fills no range on request. */
 	if (!testlib_advice_taken(MADV_POPULATE_WRITE)) {
 		cr_assert_eq(prefault_filled(pf), 0);
-		cr_log_warn("this kernel fills no range on request: the "
+		cr_log_info("this kernel fills no range on request: the "
 		    "faults are not checked");
 		prefault_done(pf);
 		free(v);
@@ -81,7 +81,7 @@ Test(prefault, making_the_room_takes_few_faults)
 	int		 fd;
 
 	if ((fd = testlib_faults_open()) < 0) {
-		cr_log_warn("no perf events here: the faults are not counted");
+		cr_log_info("no perf events here: the faults are not counted");
 		return;
 	}
 	f0 = testlib_faults(fd);
@@ -90,7 +90,7 @@ Test(prefault, making_the_room_takes_few_faults)
 	cr_assert_not_null(pf);
 	if (prefault_filled(pf) == 0) {
 		/* The sanitizers' malloc, or a kernel before 5.14. */
-		cr_log_warn("nothing filled: the faults are not counted");
+		cr_log_info("nothing filled: the faults are not counted");
 		prefault_done(pf);
 		close(fd);
 		return;
