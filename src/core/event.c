@@ -59,15 +59,22 @@ set_milli(json_t *o, const char *k, long long v)
 	json_object_set_new(o, k, json_string(buf));
 }
 
+/* The comma before each member of an object but its first. */
+static void
+tb_sep(struct textbuf *b, int *first)
+{
+	if (!*first)
+		tb_lit(b, ",");
+	*first = 0;
+}
+
 static void
 tb_field(struct textbuf *b, int *first, const char *key, const char *v)
 {
 	/* A field jansson would refuse is left out, as before. */
 	if (v == NULL || !utf8_valid(v))
 		return;
-	if (!*first)
-		tb_lit(b, ",");
-	*first = 0;
+	tb_sep(b, first);
 	tb_str(b, key);
 	tb_lit(b, ":");
 	tb_str(b, v);
@@ -85,9 +92,7 @@ tb_keyed(struct textbuf *b, int *first, const char *keytext, size_t n,
 	/* A field jansson would refuse is left out, as before. */
 	if (v == NULL || !utf8_valid(v))
 		return;
-	if (!*first)
-		tb_lit(b, ",");
-	*first = 0;
+	tb_sep(b, first);
 	tb_add(b, keytext, n);
 	tb_str(b, v);
 }
@@ -102,9 +107,7 @@ tb_milli_keyed(struct textbuf *b, int *first, const char *keytext, size_t n,
 {
 	if (v < 0)
 		return;
-	if (!*first)
-		tb_lit(b, ",");
-	*first = 0;
+	tb_sep(b, first);
 	tb_add(b, keytext, n);
 	tb_int(b, v);
 	tb_lit(b, "m\"");
@@ -118,9 +121,7 @@ tb_kv_object(struct textbuf *b, int *first, const char *key,
 
 	if (n <= 0)
 		return;
-	if (!*first)
-		tb_lit(b, ",");
-	*first = 0;
+	tb_sep(b, first);
 	tb_str(b, key);
 	tb_lit(b, ":{");
 	for (i = 0; i < n; i++)
@@ -160,9 +161,7 @@ tb_cspec_event(struct textbuf *b, const struct cspec *c, int bare,
 	/* The kubelet's labels that copy their fields, as bits (a sync of
 	 * thousands would otherwise write each four times over). */
 	if (c->kube_labels != 0) {
-		if (!first)
-			tb_lit(b, ",");
-		first = 0;
+		tb_sep(b, &first);
 		tb_lit(b, "\"kubeLabels\":");
 		tb_int(b, (long long)c->kube_labels);
 	}
@@ -170,16 +169,12 @@ tb_cspec_event(struct textbuf *b, const struct cspec *c, int bare,
 		tb_kv_object(b, &first, "podLabels", c->pod_labels,
 		    c->npod_labels);
 	if (c->mem_limit > 0) {
-		if (!first)
-			tb_lit(b, ",");
-		first = 0;
+		tb_sep(b, &first);
 		tb_lit(b, "\"memLimit\":");
 		tb_int(b, c->mem_limit);
 	}
 	if (c->has_oom) {
-		if (!first)
-			tb_lit(b, ",");
-		first = 0;
+		tb_sep(b, &first);
 		tb_lit(b, "\"oomScoreAdj\":");
 		tb_int(b, c->oom_adj);
 	}

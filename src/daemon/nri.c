@@ -1743,12 +1743,11 @@ sync_pick(const struct pbpick *pk, const ProtobufCBinaryData *payload,
 	struct pbarena	*a;
 	const char	*why;
 
-	/* The hint protobuf-c's unpacking is given (ttrpc.c), though this
-	 * takes less: from a MiB up the first block is mapped in huge
-	 * pages, a fault or two where the heap's pages would fault one by
-	 * one (the heap is filled only later, in h_synchronize). */
-	a = pbarena_new_large(payload->len < SIZE_MAX / 8 ?
-	    4 * payload->len + 256 : SIZE_MAX / 2);
+	/* The arena protobuf-c's unpacking gets, though this takes less:
+	 * from a MiB up its first block is mapped in huge pages, a fault or
+	 * two where the heap's pages would fault one by one (the heap is
+	 * filled only later, in h_synchronize). */
+	a = ttrpc_payload_arena(payload, 1);
 	if (pbpick_unpack(pk, payload->data, payload->len, a, msg,
 	    &why) != 0) {
 		log_debug("NRI: Synchronize unpacked whole: %s", why);
@@ -1800,11 +1799,8 @@ handle_request(struct conn *c, uint32_t stream, const Ttrpc__Request *req)
 	 * pbpick leaves to protobuf-c (NUL bytes, bytes it would refuse)
 	 * goes on below as any message. */
 	if (m->fn == h_synchronize && c->n->sync_pick != NULL &&
-	    sync_pick(c->n->sync_pick, &payload, &msg, &call.mem) == 0) {
-		m->fn(&call, &msg);
-		pbarena_free(call.mem);
-		goto out;
-	}
+	    sync_pick(c->n->sync_pick, &payload, &msg, &call.mem) == 0)
+		goto handle;
 	/* protobuf-c would cut a string at a NUL byte: ids would merge. */
 	rc = pbcheck_strings(m->desc, payload.data, payload.len, &cause);
 	if (rc == -EILSEQ && m->fn == h_synchronize) {
@@ -1854,6 +1850,7 @@ handle_request(struct conn *c, uint32_t stream, const Ttrpc__Request *req)
 		return;
 	}
 	free(clean);
+handle:
 	m->fn(&call, &msg);
 	/* The message with it, unless the handler kept both. */
 	pbarena_free(call.mem);

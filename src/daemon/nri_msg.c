@@ -67,7 +67,8 @@ const struct pbpick_field nri_sync_picks[] = {
 };
 const size_t nri_sync_npicks = sizeof nri_sync_picks / sizeof nri_sync_picks[0];
 
-/* The pod of r named id, the last one listed, as nri.c finds it. */
+/* The pod of r named id, the last one listed (nri.c's bsearch may take
+ * any of several: the two messages compared list the same pods). */
 static const NRI(PodSandbox) *
 sync_pod(const NRI(SynchronizeRequest) *r, const char *id)
 {

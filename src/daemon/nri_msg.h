@@ -31,7 +31,6 @@ struct nri_spec {
 	struct nri_spec_arrays	 own;
 };
 
-/* pod may be NULL (the container is then described by itself). */
 /*
  * The fields of a SynchronizeRequest that the daemon reads: those
  * nri_spec_init, nri_msg_qos, nri_msg_cpu, nri_msg_mem_limit and
@@ -47,6 +46,7 @@ extern const size_t			nri_sync_npicks;
 int	nri_sync_specs_same(const NRI(SynchronizeRequest) *a,
 	    const NRI(SynchronizeRequest) *b);
 
+/* pod may be NULL (the container is then described by itself). */
 void		nri_spec_init(struct nri_spec *, const NRI(PodSandbox) *,
 		    const NRI(Container) *);
 void		nri_spec_clear(struct nri_spec *);

@@ -393,7 +393,7 @@ string_of(struct run *r, const struct wfield *w)
 }
 
 /* A picked field of m set from w, as protobuf-c sets it; cap, the room
- * in its array when repeated. */
+ * in its array when repeated (NULL when not). */
 static int
 set(struct run *r, int sub, const ProtobufCFieldDescriptor *fd,
     const struct wfield *w, int depth, ProtobufCMessage *m, size_t *cap)
@@ -498,8 +498,8 @@ walk(struct run *r, int ti, const uint8_t *p, size_t len, int depth,
 			return (fallback(r, "a NUL byte in a string"));
 		if (pick)
 			rc = set(r, t->sub[w.num], fd, &w, depth, m,
-			    &cap[t->picked[w.num] >= REPEATED ?
-			    t->picked[w.num] - REPEATED : 0]);
+			    t->picked[w.num] >= REPEATED ?
+			    &cap[t->picked[w.num] - REPEATED] : NULL);
 		else if (fd->type == PROTOBUF_C_TYPE_MESSAGE)
 			rc = walk(r, t->sub[w.num], w.data, w.len, depth + 1,
 			    NULL);

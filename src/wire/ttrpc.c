@@ -604,22 +604,29 @@ ttrpc_response_code(const Ttrpc__Response *resp)
 	return (resp->status != NULL ? resp->status->code : TTRPC_OK);
 }
 
+struct pbarena *
+ttrpc_payload_arena(const ProtobufCBinaryData *payload, int large)
+{
+	size_t	hint;
+
+	/* Unpacked, a message takes about four times its bytes
+	 * (pbarena_new caps the first block; pbarena_new_large maps it
+	 * whole from a MiB up). */
+	hint = payload->len < SIZE_MAX / 8 ? 4 * payload->len + 256 :
+	    SIZE_MAX / 2;
+	return (large ? pbarena_new_large(hint) : pbarena_new(hint));
+}
+
 static int
 payload_unpack(const ProtobufCMessageDescriptor *desc,
     const ProtobufCBinaryData *payload, ProtobufCMessage **msg,
     struct pbarena **mem, int large, char **cause)
 {
 	struct pbarena	*a = NULL;
-	size_t		 hint;
 
 	if (mem != NULL) {
 		*mem = NULL;
-		/* Unpacked, a message takes about four times its bytes
-		 * (pbarena_new caps the first block; pbarena_new_large
-		 * maps it whole from a MiB up). */
-		hint = payload->len < SIZE_MAX / 8 ?
-		    4 * payload->len + 256 : SIZE_MAX / 2;
-		a = large ? pbarena_new_large(hint) : pbarena_new(hint);
+		a = ttrpc_payload_arena(payload, large);
 	}
 	*msg = protobuf_c_message_unpack(desc,
 	    a != NULL ? pbarena_allocator(a) : NULL, payload->len,

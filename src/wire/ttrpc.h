@@ -207,6 +207,10 @@ int	ttrpc_response_unpack(const struct ttrpc_frame *,
 /* The status code of a decoded Response: 0 when it has no status. */
 int	ttrpc_response_code(const Ttrpc__Response *);
 
+/* The arena a payload is decoded into, sized for it; with large, its
+ * first block mapped in huge pages from a MiB up (pbarena_new_large). */
+struct pbarena *ttrpc_payload_arena(const ProtobufCBinaryData *, int large);
+
 /*
  * Decode a payload as a message of type desc. With mem, the message is
  * made in an arena of its own (pbarena.h), *mem, and freed with
