@@ -143,11 +143,11 @@ explain_scored(const struct pool_tree *tree, int winner, int target,
     const struct score *scores, const char *const *why)
 {
 	struct explain	*e;
-	struct ranked	*v;
+	struct ranked	*v, buf[POOLS_ON_STACK];
 	const char	*last = NULL;
 	int		 np = pool_tree_count(tree), i, n = 0, keep, r = -1;
 
-	v = xcalloc((size_t)np, sizeof *v);
+	v = xscratch(buf, sizeof buf, (size_t)np, sizeof *v);
 	for (i = 0; i < np; i++) {
 		if (i == winner)
 			continue;
@@ -176,7 +176,7 @@ explain_scored(const struct pool_tree *tree, int winner, int target,
 	e->ncand = (short)(keep + 1);
 	e->nomit = n - keep;
 	e->omit_rule = e->nomit > 0 ? (unsigned char)v[keep].rank : 0;
-	free(v);
+	xscratch_free(v, buf);
 	return (e);
 }
 

@@ -315,10 +315,11 @@ struct scoring {
 	const struct policy	*P;
 	const struct request	*r;
 	const struct cspec	*spec;
-	struct score		*scores;	/* by pool id */
+	struct score		*scores;	/* by pool id: stack, or heap */
 	int			 target;	/* unlimited burstable level */
 	const struct affinity_set *affs;	/* explicit affinities */
 	const double		*extra;		/* affinity by pool (tests) */
+	struct score		 stack[POOLS_ON_STACK];
 };
 
 static int
@@ -503,9 +504,11 @@ score_pools(struct scoring *sc)
 	double			*aff, w, sum;
 	int			 id, full, part, k, np, lp, hp, explicit;
 	int			*room, anyaff;
+	double			 affbuf[POOLS_ON_STACK];
+	int			 roombuf[2 * POOLS_ON_STACK];
 
 	np = pool_tree_count(P->tree);
-	aff = xcalloc((size_t)np, sizeof *aff);
+	aff = xscratch(affbuf, sizeof affbuf, (size_t)np, sizeof *aff);
 	/* High and low priority capacity: P-cores and E-cores where the
 	 * machine has both kinds, else the CPU priorities (GetScore). */
 	hpset = topology_kind_cpus(P->topo, CORE_KIND_PERF);
@@ -555,7 +558,7 @@ score_pools(struct scoring *sc)
 	for (id = 0, anyaff = 0; id < np && !anyaff; id++)
 		anyaff = aff[id] != 0;
 
-	room = xcalloc(2 * (size_t)np, sizeof *room);
+	room = xscratch(roombuf, sizeof roombuf, 2 * (size_t)np, sizeof *room);
 	supply_allocatable_every(P, room, room + np);
 	for (id = 0; id < np; id++) {
 		struct score	*s = &sc->scores[id];
@@ -600,8 +603,8 @@ score_pools(struct scoring *sc)
 		}
 		s->affinity = sum;
 	}
-	free(room);
-	free(aff);
+	xscratch_free(room, roombuf);
+	xscratch_free(aff, affbuf);
 }
 
 #define P_MEM(sc)	((sc)->P->mem != NULL)
@@ -783,7 +786,7 @@ warn_climb(const struct scoring *sc, const struct grant *g,
 	free(msg);
 }
 
-/* The best pool by score for g's request r; sc->scores to be freed. */
+/* The best pool by score for g's request r; scoring_done(sc) after. */
 static struct pool *
 best_pool(const struct policy *P, const struct grant *g,
     const struct request *r, const struct affinity_set *affs,
@@ -793,15 +796,16 @@ best_pool(const struct policy *P, const struct grant *g,
 	const char	*rule;
 	int		 i;
 
-	memset(sc, 0, sizeof *sc);
+	/* Field by field: the stack's scores are zeroed only as many as
+	 * the tree has pools. */
 	sc->P = P;
 	sc->r = r;
 	sc->spec = &g->spec;
 	sc->target = burstable_level(P, &g->spec);
 	sc->affs = affs;
 	sc->extra = extra;
-	sc->scores = xcalloc((size_t)pool_tree_count(P->tree),
-	    sizeof *sc->scores);
+	sc->scores = xscratch(sc->stack, sizeof sc->stack,
+	    (size_t)pool_tree_count(P->tree), sizeof *sc->scores);
 	score_pools(sc);
 	for (i = 0; i < pool_tree_count(P->tree); i++) {
 		p = pool_tree_get(P->tree, i);
@@ -809,6 +813,13 @@ best_pool(const struct policy *P, const struct grant *g,
 			best = p;
 	}
 	return (best);
+}
+
+static void
+scoring_done(struct scoring *sc)
+{
+	xscratch_free(sc->scores, sc->stack);
+	sc->scores = NULL;
 }
 
 /*
@@ -832,7 +843,7 @@ policy_pick_pool(struct policy *P, const struct container_spec *s,
 	if (request_from_spec(P, &g->spec, &g->req, cause) == 0 &&
 	    affinity_of(&g->spec, &affs, cause) == 0) {
 		best = best_pool(P, g, &g->req, &affs, extra, &sc);
-		free(sc.scores);
+		scoring_done(&sc);
 	}
 	affinity_set_clear(&affs);
 	grant_free(g);
@@ -871,16 +882,16 @@ static struct explain *
 scored(const struct scoring *sc, const struct pool *best)
 {
 	struct explain	*e;
-	const char	**why;
+	const char	**why, *whybuf[POOLS_ON_STACK];
 	int		  i, np = pool_tree_count(sc->P->tree);
 
-	why = xcalloc((size_t)np, sizeof *why);
+	why = xscratch(whybuf, sizeof whybuf, (size_t)np, sizeof *why);
 	for (i = 0; i < np; i++)
 		if (i != best->id)
 			(void)score_cmp(sc, best, pool_tree_get(sc->P->tree, i),
 			    &why[i]);
 	e = explain_scored(sc->P->tree, best->id, sc->target, sc->scores, why);
-	free(why);
+	xscratch_free(why, whybuf);
 	return (e);
 }
 
@@ -936,7 +947,7 @@ policy_allocate_container(struct policy *P, struct grant *g,
 		grant_explained(g, scored(&sc, best));
 		warn_climb(&sc, g, best, fx);
 	}
-	free(sc.scores);
+	scoring_done(&sc);
 	affinity_set_clear(&own);
 	return (rc);
 }

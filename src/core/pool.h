@@ -53,6 +53,10 @@ int		 pool_tree_new(const struct topology *, const struct cpuset *,
 		     const struct cpuset *, struct pool_tree **, char **);
 void		 pool_tree_free(struct pool_tree *);
 
+/* Pools a per-event array by pool id holds on the stack (xscratch): the
+ * trees of real machines have a few dozen at most. */
+#define POOLS_ON_STACK	64
+
 struct pool	*pool_tree_root(const struct pool_tree *);
 int		 pool_tree_count(const struct pool_tree *);
 struct pool	*pool_tree_get(const struct pool_tree *, int);	/* by id */

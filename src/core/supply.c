@@ -165,14 +165,14 @@ supply_allocatable_every(const struct policy *P, int *shared, int *reserved)
 {
 	const struct pool	*root = pool_tree_root(P->tree);
 	size_t			 np = (size_t)pool_tree_count(P->tree);
-	int			*ts, *tr, *tz;
+	int			*ts, *tr, *tz, buf[3 * POOLS_ON_STACK];
 
-	ts = xcalloc(3 * np, sizeof *ts);
+	ts = xscratch(buf, sizeof buf, 3 * np, sizeof *ts);
 	tr = ts + np;
 	tz = tr + np;
 	sum_below(P, root, ts, tr, tz);
 	cap_below(P, root, INT_MAX, INT_MAX, ts, tr, tz, shared, reserved);
-	free(ts);
+	xscratch_free(ts, buf);
 }
 
 /*

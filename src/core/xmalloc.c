@@ -57,6 +57,22 @@ xreallocarray(void *old, size_t nmemb, size_t size)
 	return (p);
 }
 
+void *
+xscratch(void *buf, size_t bufsize, size_t n, size_t size)
+{
+	if (size != 0 && n > bufsize / size)
+		return (xcalloc(n, size));
+	memset(buf, 0, n * size);
+	return (buf);
+}
+
+void
+xscratch_free(void *p, const void *buf)
+{
+	if (p != buf)
+		free(p);
+}
+
 char *
 xstrdup(const char *s)
 {
