@@ -37,26 +37,74 @@
  */
 #define KV_SCAN_MAX	16
 
+/*
+ * A copy's kubelet labels to be folded as they are copied (cspec_copy):
+ * fold, the labels' bits; nocc, how many entries carry them. *folded gets
+ * the bits of those kept under the caps.
+ */
+struct kv_fold {
+	unsigned	 fold;
+	int		 nocc;
+	unsigned	*folded;
+};
+
+/*
+ * An entry of a label fold takes: counted under the caps where it first
+ * appears, as if it were kept, and copied nowhere. 1 when it did.
+ */
+static int
+kv_fold_take(const struct kv_fold *fo, const struct policy_kv *e, int *kept,
+    int max, size_t *bytes, size_t maxbytes, int *dropped)
+{
+	size_t	len;
+	int	k;
+
+	if (fo == NULL || (k = expr_kube_label(e->key)) < 0 ||
+	    !(fo->fold & (1u << k)))
+		return (0);
+	/* Given again: the one counted takes the last value, which folds. */
+	if (*fo->folded & (1u << k))
+		return (1);
+	len = strlen(e->key) + (e->value ? strlen(e->value) : 0);
+	if (*kept >= max || *bytes + len > maxbytes) {
+		(*dropped)++;
+		return (1);
+	}
+	*bytes += len;
+	(*kept)++;
+	*fo->folded |= 1u << k;
+	return (1);
+}
+
 static void
 kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
-    int (*keep)(const char *), int max, size_t maxbytes, int *dropped)
+    int (*keep)(const char *), int max, size_t maxbytes, int *dropped,
+    const struct kv_fold *fo)
 {
 	struct strmap	*seen = NULL;
 	size_t		 bytes = 0, len;
 	void		*at;
 	char		*key;
-	int		 i, j, k = 0;
+	int		 i, j, k = 0, kept = 0, room = n;
 
 	*out = NULL;
 	*nout = 0;
 	if (n <= 0)
 		return;
-	*out = xcalloc((size_t)(n < max ? n : max) + 1, sizeof **out);
+	/* Room for the entries that may be copied: none of a fold's. */
+	if (fo != NULL)
+		room -= fo->nocc;
+	if (room > 0)
+		*out = xcalloc((size_t)(room < max ? room : max) + 1,
+		    sizeof **out);
 	/* A few entries are compared in place; a map costs more there. */
 	if (n > KV_SCAN_MAX)
 		seen = strmap_new();
 	for (i = 0; i < n; i++) {
 		if (in[i].key == NULL || !keep(in[i].key))
+			continue;
+		if (kv_fold_take(fo, &in[i], &kept, max, &bytes, maxbytes,
+		    dropped))
 			continue;
 		key = utf8_clean(in[i].key);
 		at = NULL;
@@ -75,7 +123,7 @@ kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
 		}
 		len = strlen(in[i].key) + (in[i].value ? strlen(in[i].value) :
 		    0);
-		if (k >= max || bytes + len > maxbytes) {
+		if (kept >= max || bytes + len > maxbytes) {
 			free(key);
 			(*dropped)++;
 			continue;
@@ -86,6 +134,7 @@ kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
 		if (seen != NULL)
 			strmap_put(seen, key, (void *)(intptr_t)(k + 1));
 		k++;
+		kept++;
 	}
 	strmap_free(seen);
 	*nout = k;
@@ -93,8 +142,40 @@ kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
 	if (k == 0) {
 		free(*out);
 		*out = NULL;
-	} else if (k < n)
+	} else if (k < room)
 		*out = xreallocarray(*out, (size_t)k + 1, sizeof **out);
+}
+
+/*
+ * The kubelet's labels of in that cspec_fold_labels would fold into c's
+ * bits: a key whose last value (the one kv_copy keeps) equals the field
+ * it copies. The field is clean UTF-8, so such a value is too, and its
+ * cleaned copy would be the same bytes. Others (a value that is equal
+ * only once cleaned) are copied and folded after.
+ */
+static void
+kv_fold_of(const struct cspec *c, const struct policy_kv *in, int n,
+    struct kv_fold *fo)
+{
+	const char	*last[EXPR_KUBE_LABELS] = { NULL }, *f;
+	int		 occ[EXPR_KUBE_LABELS] = { 0 }, i, k;
+
+	fo->fold = 0;
+	fo->nocc = 0;
+	for (i = 0; i < n; i++) {
+		if (in[i].key == NULL || (k = expr_kube_label(in[i].key)) < 0)
+			continue;
+		last[k] = in[i].value != NULL ? in[i].value : "";
+		occ[k]++;
+	}
+	for (k = 0; k < EXPR_KUBE_LABELS; k++) {
+		if (last[k] == NULL || (f = expr_kube_field(k, c->name, c->ns,
+		    c->pod, c->pod_name, c->pod_uid)) == NULL ||
+		    strcmp(f, last[k]) != 0)
+			continue;
+		fo->fold |= 1u << k;
+		fo->nocc += occ[k];
+	}
 }
 
 static void	kv_free(struct policy_kv *, int);
@@ -150,7 +231,9 @@ cut_names(struct cspec *c)
 int
 cspec_copy(struct cspec *c, const struct container_spec *s)
 {
-	int	dropped = 0;
+	struct kv_fold	fo;
+	unsigned	folded = 0;
+	int		dropped = 0;
 
 	memset(c, 0, sizeof *c);
 	c->id = xstrdup(s->id);
@@ -165,18 +248,23 @@ cspec_copy(struct cspec *c, const struct container_spec *s)
 	c->mem_limit = s->mem_limit;
 	c->oom_adj = s->oom_adj;
 	c->has_oom = s->has_oom;
+	/* The names as kept, which the labels fold against. */
+	cut_names(c);
 	kv_copy(&c->ann, &c->nann, s->annotations, s->nannotations,
 	    keep_annotation, POLICY_MAX_ANNOTATIONS, POLICY_MAX_KEPT_BYTES / 2,
-	    &dropped);
+	    &dropped, NULL);
 	kv_copy(&c->env, &c->nenv, s->env, s->nenv, keep_env,
-	    POLICY_MAX_CLAIM_ENV, POLICY_MAX_KEPT_BYTES / 2, &dropped);
-	/* Any label may be matched, so all are kept, within the caps. */
+	    POLICY_MAX_CLAIM_ENV, POLICY_MAX_KEPT_BYTES / 2, &dropped, NULL);
+	/* Any label may be matched, so all are kept, within the caps; the
+	 * kubelet's that copy a field become bits as they are. */
+	kv_fold_of(c, s->labels, s->nlabels, &fo);
+	fo.folded = &folded;
 	kv_copy(&c->labels, &c->nlabels, s->labels, s->nlabels, keep_all,
-	    POLICY_MAX_LABELS, POLICY_MAX_LABEL_BYTES, &dropped);
+	    POLICY_MAX_LABELS, POLICY_MAX_LABEL_BYTES, &dropped, &fo);
+	c->kube_labels = folded;
 	kv_copy(&c->pod_labels, &c->npod_labels, s->pod_labels,
 	    s->npod_labels, keep_all, POLICY_MAX_LABELS,
-	    POLICY_MAX_LABEL_BYTES, &dropped);
-	cut_names(c);
+	    POLICY_MAX_LABEL_BYTES, &dropped, NULL);
 	cspec_fold_labels(c);
 	c->cost = cspec_cost(c);
 	return (dropped);
@@ -201,13 +289,13 @@ cspec_dup(struct cspec *c, const struct cspec *s)
 	c->oom_adj = s->oom_adj;
 	c->has_oom = s->has_oom;
 	kv_copy(&c->ann, &c->nann, s->ann, s->nann, keep_all, s->nann + 1,
-	    SIZE_MAX, &dropped);
+	    SIZE_MAX, &dropped, NULL);
 	kv_copy(&c->env, &c->nenv, s->env, s->nenv, keep_all, s->nenv + 1,
-	    SIZE_MAX, &dropped);
+	    SIZE_MAX, &dropped, NULL);
 	kv_copy(&c->labels, &c->nlabels, s->labels, s->nlabels, keep_all,
-	    s->nlabels + 1, SIZE_MAX, &dropped);
+	    s->nlabels + 1, SIZE_MAX, &dropped, NULL);
 	kv_copy(&c->pod_labels, &c->npod_labels, s->pod_labels,
-	    s->npod_labels, keep_all, s->npod_labels + 1, SIZE_MAX, &dropped);
+	    s->npod_labels, keep_all, s->npod_labels + 1, SIZE_MAX, &dropped, NULL);
 	c->kube_labels = s->kube_labels;
 	c->cost = s->cost;
 	c->trimmed = s->trimmed;

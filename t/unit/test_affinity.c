@@ -20,6 +20,7 @@
 #include "postings.h"
 #include "policylib.h"
 #include "testlib.h"
+#include "utf8.h"
 #include "xmalloc.h"
 
 /* Expressions. */
@@ -1206,6 +1207,182 @@ Test(expr, same_meta_sees_folded_labels)
 	s.nlabels = 2;				/* one gone */
 	cr_assert_not(cspec_same_meta(&c, &s));
 	cspec_clear(&c);
+}
+
+/*
+ * The labels a copy keeps, as cspec_copy promises them, written plainly:
+ * each key once (cleaned), where it first appears, with its last value;
+ * at most POLICY_MAX_LABELS of them and POLICY_MAX_LABEL_BYTES of raw
+ * keys and values; then the kubelet's labels equal to the fields they
+ * copy taken out as bits. *dropped counts the entries past the caps.
+ */
+static int
+model_labels(const struct container_spec *s, const char *const *field,
+    char **key, char **val, unsigned *bits, int *dropped)
+{
+	size_t	 bytes = 0, len;
+	char	*ck;
+	int	 i, j, n = 0, m = 0, k;
+
+	*bits = 0;
+	*dropped = 0;
+	for (i = 0; i < s->nlabels; i++) {
+		if (s->labels[i].key == NULL)
+			continue;
+		ck = utf8_clean(s->labels[i].key);
+		for (j = 0; j < n && strcmp(key[j], ck) != 0; j++)
+			;
+		if (j < n) {
+			free(ck);
+			free(val[j]);
+			val[j] = utf8_clean(s->labels[i].value ?
+			    s->labels[i].value : "");
+			continue;
+		}
+		len = strlen(s->labels[i].key) + (s->labels[i].value ?
+		    strlen(s->labels[i].value) : 0);
+		if (n >= POLICY_MAX_LABELS || bytes + len >
+		    POLICY_MAX_LABEL_BYTES) {
+			free(ck);
+			(*dropped)++;
+			continue;
+		}
+		bytes += len;
+		key[n] = ck;
+		val[n++] = utf8_clean(s->labels[i].value ? s->labels[i].value :
+		    "");
+	}
+	for (i = 0; i < n; i++) {
+		k = expr_kube_label(key[i]);
+		if (k >= 0 && field[k] != NULL && strcmp(field[k], val[i]) == 0) {
+			*bits |= 1u << k;
+			free(key[i]);
+			free(val[i]);
+			continue;
+		}
+		key[m] = key[i];
+		val[m++] = val[i];
+	}
+	return (m);
+}
+
+/* Whether kubelet label k's last value in s is v: it would fold, kept. */
+static int
+labels_last_is(const struct container_spec *s, int k, const char *v)
+{
+	const char	*last = NULL;
+	int		 i;
+
+	for (i = 0; i < s->nlabels; i++)
+		if (s->labels[i].key != NULL &&
+		    strcmp(s->labels[i].key, expr_kube_key(k)) == 0)
+			last = s->labels[i].value ? s->labels[i].value : "";
+	return (last != NULL && v != NULL && strcmp(last, v) == 0);
+}
+
+/*
+ * The kubelet's labels become bits as they are copied, which must keep
+ * what copying all and folding after kept: random label lists of kubelet
+ * keys given once or twice, equal to their fields or not (or only once
+ * cleaned), among others, up to and past both caps, where a kubelet
+ * label that would fold is lost.
+ */
+Test(expr, copy_folds_as_copying_all_then_folding)
+{
+	static const char *const vals[] = { "c", "p", "ns", "u1", "other",
+	    "\xff", "c\xff", "", NULL };
+	static const char *const others[] = { "app", "tier", "\xfe" "app",
+	    "io.kubernetes.other" };
+	const char		*field[EXPR_KUBE_LABELS];
+	struct policy_kv	 lab[POLICY_MAX_LABELS + 24];
+	struct container_spec	 s;
+	struct cspec		 c;
+	char			*key[POLICY_MAX_LABELS + 24];
+	char			*val[POLICY_MAX_LABELS + 24];
+	char			 name[POLICY_MAX_LABELS + 24][32];
+	char			*big = xmalloc(POLICY_MAX_LABEL_BYTES / 3);
+	unsigned		 bits, seen = 0;
+	int			 round, i, n, m, k, dropped, got, partial = 0;
+	int			 late = 0, capped = 0, lost = 0, many;
+
+	memset(big, 'v', POLICY_MAX_LABEL_BYTES / 3 - 1);
+	big[POLICY_MAX_LABEL_BYTES / 3 - 1] = '\0';
+	memset(&s, 0, sizeof s);
+	s.id = "x";
+	s.pod = "p";
+	s.pod_name = "p";
+	s.namespace = "ns";
+	s.pod_uid = "u1";
+	srand48(7);
+	for (round = 0; round < 3000; round++) {
+		/* A name that is not UTF-8: kept cleaned, and equal to a
+		 * label's value only once that is cleaned too. */
+		s.name = round % 2 ? "c\xff" : "c";
+		for (k = 0; k < EXPR_KUBE_LABELS; k++)
+			field[k] = expr_kube_field(k, round % 2 ?
+			    "c\xef\xbf\xbd" : "c", "ns", "p", "p", "u1");
+		/* One round in ten of many keys, most given once: past the
+		 * count cap, where a kubelet label may come too late. */
+		many = round % 10 == 0;
+		n = many ? POLICY_MAX_LABELS - 8 + (int)(lrand48() % 32) :
+		    (int)(lrand48() % 12);
+		for (i = 0; i < n; i++) {
+			switch (lrand48() % (many && i < POLICY_MAX_LABELS -
+			    4 ? 32 : 4)) {
+			case 0:
+			case 1:
+				lab[i].key = (char *)expr_kube_key(
+				    (int)(lrand48() % EXPR_KUBE_LABELS));
+				break;
+			case 2:
+				lab[i].key = (char *)others[lrand48() % 4];
+				break;
+			default:
+				snprintf(name[i], sizeof name[i], "l%ld",
+				    many ? (long)i : lrand48() % 200);
+				lab[i].key = name[i];
+			}
+			if (lrand48() % 50 == 0)
+				lab[i].key = NULL;
+			lab[i].value = (char *)vals[lrand48() % 9];
+			if (round % 7 == 0 && lrand48() % 8 == 0)
+				lab[i].value = big;
+		}
+		s.labels = lab;
+		s.nlabels = n;
+		m = model_labels(&s, field, key, val, &bits, &dropped);
+		got = cspec_copy(&c, &s);
+		cr_assert_eq(got, dropped, "round %d: %d dropped, model %d",
+		    round, got, dropped);
+		cr_assert_eq(c.kube_labels, bits, "round %d: bits %u, model %u",
+		    round, c.kube_labels, bits);
+		cr_assert_eq(c.nlabels, m, "round %d: %d labels, model %d",
+		    round, c.nlabels, m);
+		for (i = 0; i < m; i++) {
+			cr_assert_str_eq(c.labels[i].key, key[i], "round %d",
+			    round);
+			cr_assert_str_eq(c.labels[i].value, val[i], "round %d",
+			    round);
+			free(key[i]);
+			free(val[i]);
+		}
+		seen |= bits;
+		partial += dropped > 0 && bits != 0;
+		late += round % 2 && (bits & 1u << expr_kube_label(
+		    "io.kubernetes.container.name"));
+		capped += many && dropped > 0 && bits != 0;
+		for (k = 0; k < EXPR_KUBE_LABELS; k++)
+			lost += many && !(bits & 1u << k) &&
+			    labels_last_is(&s, k, field[k]);
+		cspec_clear(&c);
+	}
+	/* The rounds reached every bit, and the caps with bits kept. */
+	cr_assert_eq(seen, (1u << EXPR_KUBE_LABELS) - 1);
+	cr_assert_gt(partial, 0);
+	cr_assert_gt(late, 0);
+	cr_assert_gt(capped, 0);
+	cr_assert_gt(lost, 0);
+	free(big);
 }
 
 /*
