@@ -541,16 +541,24 @@ static const struct {
 	{ "io.kubernetes.pod.uid", ATTR_POD_UID },
 };
 
+#define KUBE_PREFIX	"io.kubernetes."
+#define KUBE_PLEN	(sizeof KUBE_PREFIX - 1)
+
+/* Asked of every label of every container a Synchronize copies: after
+ * the prefix, the four keys differ in length, so one compare decides. */
 int
 expr_kube_label(const char *key)
 {
+	size_t	len;
 	int	i;
 
-	if (strncmp(key, "io.kubernetes.", 14) != 0)
+	if (strncmp(key, KUBE_PREFIX, KUBE_PLEN) != 0)
 		return (-1);
+	len = strlen(key);
 	for (i = 0; i < EXPR_KUBE_LABELS; i++)
-		if (strcmp(key, kube_labels[i].key) == 0)
-			return (i);
+		if (strlen(kube_labels[i].key) == len)
+			return (memcmp(key + KUBE_PLEN, kube_labels[i].key +
+			    KUBE_PLEN, len - KUBE_PLEN) == 0 ? i : -1);
 	return (-1);
 }
 

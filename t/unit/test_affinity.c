@@ -1176,6 +1176,38 @@ Test(placed, sync_takes_new_labels)
 	affinity_set_clear(&set);
 }
 
+/* The kubelet's label keys and only they, whatever else shares their
+ * prefix or their length. */
+Test(expr, kube_labels_by_key)
+{
+	static const char *const not[] = { "io.kubernetes.", "io.kubernetes",
+	    "io.kubernetes.pod.nam", "io.kubernetes.pod.namex",
+	    "io.kubernetes.pod.uix", "io.kubernetes.pod.namespacE",
+	    "io.kubernetex.pod.uid", "io.kubernetes.podxuid",
+	    "io.kubernetes.container.namf", "io.kubernetes.pod.name ",
+	    "", "app" };
+	char	key[64];
+	size_t	i, j, len;
+	int	k;
+
+	cr_assert_str_eq(expr_kube_key(0), "io.kubernetes.container.name");
+	cr_assert_str_eq(expr_kube_key(1), "io.kubernetes.pod.name");
+	cr_assert_str_eq(expr_kube_key(2), "io.kubernetes.pod.namespace");
+	cr_assert_str_eq(expr_kube_key(3), "io.kubernetes.pod.uid");
+	for (k = 0; k < EXPR_KUBE_LABELS; k++) {
+		cr_assert_eq(expr_kube_label(expr_kube_key(k)), k);
+		/* Any one byte after the prefix changed: not a kubelet's. */
+		len = strlen(expr_kube_key(k));
+		for (i = 14; i < len; i++) {
+			memcpy(key, expr_kube_key(k), len + 1);
+			key[i] ^= 0x20;
+			cr_assert_eq(expr_kube_label(key), -1, "%s", key);
+		}
+	}
+	for (j = 0; j < sizeof not / sizeof not[0]; j++)
+		cr_assert_eq(expr_kube_label(not[j]), -1, "%s", not[j]);
+}
+
 /* What a sync compares without copying: folded kubelet labels too. */
 Test(expr, same_meta_sees_folded_labels)
 {
