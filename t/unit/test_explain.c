@@ -400,3 +400,71 @@ Test(explain, bounded_on_a_big_tree, .init = NULL, .fini = NULL)
 	json_decref(x);
 	env_close(&big);
 }
+
+static int
+rank_of(const char *rule)
+{
+	int	r = explain_rule_rank(rule);
+
+	return (r < 0 ? 1000 : r);
+}
+
+/*
+ * The losers kept in order of the latest rule they lost on, then of pool
+ * id, whatever rules the pools lost by: random rule lists over the tree,
+ * checked against that order written plainly.
+ */
+Test(explain, losers_in_rule_then_pool_order)
+{
+	static const char *const names[] = { "capacity", "affinity", "depth",
+	    "pool id", "shared capacity", "memory offer", "no such rule" };
+	const struct pool_tree	*tree = policy_tree(e.P);
+	const char		*why[POOLS_ON_STACK];
+	struct score		 scores[POOLS_ON_STACK];
+	struct explain		*x;
+	json_t			*j, *cands;
+	const char		*pool;
+	int			 np = pool_tree_count(tree), round, i, k;
+	int			 want[POOLS_ON_STACK], n, winner, rank, t;
+
+	cr_assert_leq(np, POOLS_ON_STACK);
+	cr_assert_geq(np, 4, "a tree with losers to order");
+	memset(scores, 0, sizeof scores);
+	srand48(3);
+	for (round = 0; round < 200; round++) {
+		winner = (int)(lrand48() % np);
+		for (i = 0; i < np; i++)
+			why[i] = names[lrand48() % 7];
+		/* Selection by (rank descending, id ascending). */
+		for (i = 0, n = 0; i < np; i++)
+			if (i != winner)
+				want[n++] = i;
+		for (i = 0; i < n; i++)
+			for (k = i + 1; k < n; k++) {
+				/* An unknown rule is taken as the latest. */
+				rank = rank_of(why[want[k]]);
+				t = rank_of(why[want[i]]);
+				if (rank > t || (rank == t && want[k] <
+				    want[i])) {
+					t = want[i];
+					want[i] = want[k];
+					want[k] = t;
+				}
+			}
+		x = explain_scored(tree, winner, 0, scores, why);
+		j = explain_json(x);
+		cands = json_object_get(j, "candidates");
+		cr_assert_eq(json_array_size(cands), (size_t)np);
+		pool = json_string_value(json_object_get(json_array_get(cands,
+		    0), "pool"));
+		cr_assert_str_eq(pool, pool_tree_get(tree, winner)->name);
+		for (i = 0; i < n; i++) {
+			pool = json_string_value(json_object_get(
+			    json_array_get(cands, (size_t)i + 1), "pool"));
+			cr_assert_str_eq(pool, pool_tree_get(tree,
+			    want[i])->name, "round %d, place %d", round, i);
+		}
+		json_decref(j);
+		explain_unref(x);
+	}
+}
