@@ -92,7 +92,7 @@ struct memalloc {
 	memmask_t		 bytype[NTYPES];	/* ... of it by type */
 	unsigned		 types;		/* types with memory */
 
-	struct strmap		*reqs;		/* id to mreq */
+	struct strmap		*reqs;		/* id to mreq, keyed by its id */
 	struct mzone		**zones;	/* by nodes, ascending */
 	int			 nzones;
 	int			 maxzones;
@@ -997,7 +997,7 @@ memalloc_new(const struct memalloc_node *nodes, int n, char **err)
 	a = xcalloc(1, sizeof *a);
 	a->nnodes = n;
 	a->nodes = xcalloc(n > 0 ? n : 1, sizeof *a->nodes);
-	a->reqs = strmap_new();
+	a->reqs = strmap_new_borrowing();
 	for (i = 0; i < n; i++) {
 		mn = &a->nodes[i];
 		mn->n = nodes[i];
@@ -1098,7 +1098,7 @@ memalloc_dup(const struct memalloc *a)
 		mn->cls = xcalloc(a->nnodes, sizeof *mn->cls);
 		memcpy(mn->cls, a->nodes[i].cls, mn->ncls * sizeof *mn->cls);
 	}
-	b->reqs = strmap_new();
+	b->reqs = strmap_new_borrowing();
 	strmap_each(a->reqs, dup_req, b);
 	b->nzones = b->maxzones = a->nzones;
 	b->zones = xcalloc(a->nzones > 0 ? a->nzones : 1, sizeof *b->zones);

@@ -25,6 +25,7 @@ struct strmap {
 	size_t		 count;
 	struct slot	*slots;
 	int		 pooled;	/* keys in pool, not one malloc each */
+	int		 borrowed;	/* keys are the caller's */
 	struct strpool	 pool;
 };
 
@@ -73,6 +74,22 @@ strmap_new_pooled(void)
 	return (m);
 }
 
+struct strmap *
+strmap_new_borrowing(void)
+{
+	struct strmap	*m = strmap_new();
+
+	m->borrowed = 1;
+	return (m);
+}
+
+/* Whether the map frees its keys one by one. */
+static int
+owns_keys(const struct strmap *m)
+{
+	return (!m->pooled && !m->borrowed);
+}
+
 void
 strmap_free(struct strmap *m)
 {
@@ -80,7 +97,7 @@ strmap_free(struct strmap *m)
 
 	if (m == NULL)
 		return;
-	if (!m->pooled)
+	if (owns_keys(m))
 		for (i = 0; i < m->size; i++)
 			free(m->slots[i].key);
 	strpool_clear(&m->pool);
@@ -97,7 +114,7 @@ strmap_reset(struct strmap *m)
 	strpool_reset(&m->pool);
 	if (m->count == 0)
 		return;
-	if (!m->pooled)
+	if (owns_keys(m))
 		for (i = 0; i < m->size; i++)
 			free(m->slots[i].key);
 	memset(m->slots, 0, m->size * sizeof *m->slots);
@@ -161,7 +178,12 @@ grow(struct strmap *m)
 static const char *
 put_at(struct strmap *m, size_t i, const char *key, uint32_t h, void *value)
 {
-	char	*own = m->pooled ? strpool_dup(&m->pool, key) : xstrdup(key);
+	char	*own;
+
+	if (m->borrowed)
+		own = (char *)key;
+	else
+		own = m->pooled ? strpool_dup(&m->pool, key) : xstrdup(key);
 
 	m->slots[i].key = own;
 	m->slots[i].value = value;
@@ -177,9 +199,12 @@ strmap_put(struct strmap *m, const char *key, void *value)
 	uint32_t	h = hash(key);
 	size_t		i = find(m, key, h);
 
-	if (m->slots[i].key != NULL)
+	if (m->slots[i].key != NULL) {
 		m->slots[i].value = value;
-	else
+		/* The new value's own key: the old one may go with it. */
+		if (m->borrowed)
+			m->slots[i].key = (char *)key;
+	} else
 		(void)put_at(m, i, key, h, value);
 }
 
@@ -204,7 +229,7 @@ strmap_del(struct strmap *m, const char *key)
 	if (m->slots[i].key == NULL)
 		return (NULL);
 	value = m->slots[i].value;
-	if (!m->pooled)
+	if (owns_keys(m))
 		free(m->slots[i].key);
 	m->slots[i].key = NULL;
 	m->count--;

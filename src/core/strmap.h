@@ -1,6 +1,7 @@
 /*
  * A string-keyed hash map of pointers, for the policy's containers and
- * claims. Keys are copied; values are the caller's.
+ * claims. Keys are copied (but see strmap_new_borrowing); values are the
+ * caller's.
  */
 #ifndef TOPOAWARE_STRMAP_H
 #define TOPOAWARE_STRMAP_H
@@ -14,6 +15,10 @@ struct strmap	*strmap_new(void);
  * emptied every loop turn: no allocation per key, and a deleted key's
  * bytes stay taken until strmap_reset. */
 struct strmap	*strmap_new_pooled(void);
+/* A map that keeps the caller's keys, not copies, for objects keyed by
+ * a string they hold: each key must stay as it is until its entry is
+ * deleted or put again, and a put keeps the key it is given. */
+struct strmap	*strmap_new_borrowing(void);
 void		 strmap_free(struct strmap *);
 /* Empties the map, keeping its table's size and its key blocks. */
 void		 strmap_reset(struct strmap *);

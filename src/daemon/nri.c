@@ -196,10 +196,13 @@ struct acc {
 };
 
 /* A container the runtime told us of, for RemovePodSandbox. */
+/* A container the runtime told of: its id and pod's, held in one block
+ * (the ctrs map keeps its id as the key). */
 struct ctr {
 	char			*id;
 	char			*pod;
 	TAILQ_ENTRY(ctr)	 in_pod;
+	char			 text[];
 };
 TAILQ_HEAD(ctrlist, ctr);
 
@@ -379,10 +382,6 @@ updates_fit(const size_t *sizes, size_t n, size_t budget, size_t *used)
 static void
 ctr_free(struct ctr *t)
 {
-	if (t == NULL)
-		return;
-	free(t->id);
-	free(t->pod);
 	free(t);
 }
 
@@ -397,7 +396,7 @@ table_clear(struct nri *n)
 		ctr_free(v[i]);
 	free(v);
 	strmap_free(n->ctrs);
-	n->ctrs = strmap_new();
+	n->ctrs = strmap_new_borrowing();
 	strmap_free_all(n->pods, free);
 	n->pods = strmap_new();
 }
@@ -423,18 +422,23 @@ table_put(struct nri *n, const char *id, const char *pod)
 {
 	struct ctrlist	*l;
 	struct ctr	*t;
+	size_t		 il = strlen(id), pl;
 
-	table_drop(n, strmap_del(n->ctrs, id));
-	t = xcalloc(1, sizeof *t);
-	t->id = xstrdup(id);
-	t->pod = xstrdup(pod != NULL ? pod : "");
+	if (pod == NULL)
+		pod = "";
+	pl = strlen(pod);
+	/* Copied before the old entry goes: id may be its own. */
+	t = xmalloc(sizeof *t + il + pl + 2);
+	t->id = memcpy(t->text, id, il + 1);
+	t->pod = memcpy(t->text + il + 1, pod, pl + 1);
+	table_drop(n, strmap_del(n->ctrs, t->id));
 	if ((l = strmap_get(n->pods, t->pod)) == NULL) {
 		l = xmalloc(sizeof *l);
 		TAILQ_INIT(l);
 		strmap_put(n->pods, t->pod, l);
 	}
 	TAILQ_INSERT_TAIL(l, t, in_pod);
-	strmap_put(n->ctrs, id, t);
+	strmap_put(n->ctrs, t->id, t);
 }
 
 static void
@@ -2090,7 +2094,7 @@ nri_new(struct server *srv, struct nri **out, char **cause)
 	n = xcalloc(1, sizeof *n);
 	n->srv = srv;
 	n->backoff_ms = NRI_BACKOFF_MIN_MS;
-	n->ctrs = strmap_new();
+	n->ctrs = strmap_new_borrowing();
 	n->pods = strmap_new();
 	acc_init(&n->queue);
 	n->ev_retry = evtimer_new(srv->base, retry_cb, n);

@@ -192,6 +192,93 @@ Test(strmap, pooled_keys_live_until_reset)
 	free(big);
 }
 
+/* An object keyed by a string it holds, as nri.c's and memalloc.c's. */
+struct held {
+	char	*key;
+	int	 n;
+};
+
+static struct held *
+held_new(const char *key, int n)
+{
+	struct held	*h = xmalloc(sizeof *h);
+
+	h->key = xstrdup(key);
+	h->n = n;
+	return (h);
+}
+
+static void
+held_free(void *p)
+{
+	struct held	*h = p;
+
+	free(h->key);
+	free(h);
+}
+
+/* The key the map holds for the value sought. */
+struct seen_key {
+	const void	*value;
+	const char	*key;
+};
+
+static void
+key_of(const char *key, void *value, void *arg)
+{
+	struct seen_key	*s = arg;
+
+	if (value == s->value)
+		s->key = key;
+}
+
+/*
+ * A borrowing map keeps the very key pointers it is given, through
+ * growth and deletions; a put again keeps the new value's key, so the old
+ * value can go; the map frees no key (AddressSanitizer would see a
+ * double free, LeakSanitizer a copy never freed).
+ */
+Test(strmap, borrowed_keys_are_the_callers)
+{
+	struct strmap	*m = strmap_new_borrowing();
+	struct held	*h[NKEYS], *again;
+	struct seen_key	 seen = { NULL, NULL };
+	char		 id[65];
+	unsigned	 i;
+
+	for (i = 0; i < NKEYS; i++) {
+		id_of(i, id);
+		h[i] = held_new(id, (int)i);
+		cr_assert_eq(strmap_add(m, h[i]->key, h[i]), h[i]->key);
+	}
+	for (i = 0; i < NKEYS; i += 2) {
+		id_of(i, id);
+		cr_assert_eq(strmap_del(m, id), h[i]);
+		held_free(h[i]);
+		h[i] = NULL;
+	}
+	for (i = 1; i < NKEYS; i += 2) {
+		id_of(i, id);
+		cr_assert_eq(strmap_get(m, id), h[i]);
+	}
+	/* Put again with another object of the same key; the first goes. */
+	id_of(1, id);
+	again = held_new(id, -1);
+	seen.value = again;
+	strmap_put(m, again->key, again);
+	held_free(h[1]);
+	h[1] = again;
+	cr_assert_eq(strmap_get(m, id), again);
+	strmap_each(m, key_of, &seen);
+	cr_assert_eq(seen.key, again->key, "the map holds the new key");
+	/* The map still finds it by its key, the old one's bytes gone:
+	 * what a deletion compares is the new key. */
+	cr_assert_eq(strmap_del(m, id), again);
+	cr_assert_eq(strmap_add(m, again->key, again), again->key);
+	cr_assert_eq(strmap_count(m), NKEYS / 2);
+	strmap_free_all(m, held_free);
+}
+
 /*
  * Copies stay their text while blocks fill (short, empty, and longer than
  * a block), a reset refills the same blocks, and a cleared pool owns
