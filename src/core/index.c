@@ -32,6 +32,8 @@ struct index {
 	unsigned long	 *seen;		/* by pool: path gen last refreshed */
 	struct strmap	 *pods;		/* pod -> int[npools], colocation */
 	struct strmap	 *nss;		/* namespace -> int[npools] */
+	/* The maps of grants borrow their keys: a grant is unlinked before
+	 * it is freed. */
 	struct strmap	 *pinned;	/* claim uid -> strmap id -> grant */
 	struct strmap	 *dirty;	/* id -> grant */
 	struct strmap	 *cold;		/* id -> grant: cold start running */
@@ -50,14 +52,14 @@ index_init(struct policy *P)
 	x->npools = pool_tree_count(P->tree);
 	x->shared = xcalloc((size_t)x->npools, sizeof *x->shared);
 	for (i = 0; i < x->npools; i++)
-		x->shared[i] = strmap_new();
+		x->shared[i] = strmap_new_borrowing();
 	x->ntype = xcalloc((size_t)x->npools, sizeof *x->ntype);
 	x->seen = xcalloc((size_t)x->npools, sizeof *x->seen);
 	x->pods = strmap_new();
 	x->nss = strmap_new();
 	x->pinned = strmap_new();
-	x->dirty = strmap_new();
-	x->cold = strmap_new();
+	x->dirty = strmap_new_borrowing();
+	x->cold = strmap_new_borrowing();
 	x->attr = postings_new();
 	P->index = x;
 }
@@ -209,7 +211,7 @@ link_one(struct policy *P, struct grant *g, int d)
 		if ((m = strmap_get(x->pinned, g->claims[i])) == NULL) {
 			if (d < 0)
 				continue;
-			m = strmap_new();
+			m = strmap_new_borrowing();
 			strmap_put(x->pinned, g->claims[i], m);
 		}
 		if (d > 0)
@@ -384,5 +386,5 @@ void
 index_clean(struct policy *P)
 {
 	strmap_free(P->index->dirty);
-	P->index->dirty = strmap_new();
+	P->index->dirty = strmap_new_borrowing();
 }

@@ -265,8 +265,9 @@ policy_build(const struct topology *t, const struct config *cfg,
 	supply_init_all(P);
 	mem_offers_init(P);
 	policy_mem_init(P);
-	P->ctrs = strmap_new();
-	P->claims = strmap_new();
+	/* Keyed by their grants' keys (policy_put). */
+	P->ctrs = strmap_new_borrowing();
+	P->claims = strmap_new_borrowing();
 	index_init(P);
 	P->ndevs = dradev_list(P->tree, &P->devs);
 	*out = P;
@@ -1971,7 +1972,7 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 		    POLICY_MAX_CONTAINERS);
 		return (-EINVAL);
 	}
-	seen = strmap_new();
+	seen = strmap_new_borrowing();
 	for (i = 0; i < n && rc == 0; i++) {
 		if ((rc = cspec_check(&specs[i], cause)) != 0)
 			break;

@@ -207,7 +207,8 @@ policy_put(struct policy *P, int claims, const char *key, struct grant *g)
 		return;
 	index_unlink(P, claims, old);
 	if (g != NULL) {
-		strmap_put(m, key, g);
+		/* The maps borrow the grant's own key (g's is key). */
+		strmap_put(m, g->key, g);
 		index_link(P, claims, g);
 	}
 	account(P, claims, old, g);
@@ -348,7 +349,7 @@ revert(struct policy *P, struct undo_entry *e)
 		cur = strmap_get(m, e->key);
 		index_unlink(P, e->claims, cur);
 		if (e->old != NULL) {
-			strmap_put(m, e->key, e->old);
+			strmap_put(m, e->old->key, e->old);
 			index_link(P, e->claims, e->old);
 		} else
 			strmap_del(m, e->key);
