@@ -280,6 +280,7 @@ set_pool_supply(struct pool_tree *pt, struct pool *p)
 	cpuset_and(&p->isolated, isolated);
 	cpuset_copy(&p->reserved, &allowed);
 	cpuset_and(&p->reserved, &pt->reserved);
+	p->nreserved = cpuset_count(&p->reserved);
 	cpuset_copy(&p->sharable, &allowed);
 	cpuset_andnot(&p->sharable, &p->isolated);
 	cpuset_andnot(&p->sharable, &p->reserved);

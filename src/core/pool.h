@@ -37,6 +37,7 @@ struct pool {
 	struct cpuset	 isolated;	/* static supply: allowed ∩ isolated */
 	struct cpuset	 sharable;	/* allowed − isolated − reserved */
 	struct cpuset	 reserved;	/* allowed ∩ reserved */
+	int		 nreserved;	/* its count */
 
 	struct cpuset	 mems;		/* memory node ids, all types */
 	struct cpuset	 mems_type[3];	/* by enum mem_type */

@@ -115,63 +115,52 @@ supply_allocatable_reserved(const struct policy *P, const struct pool *p)
 	return (reserved);
 }
 
-/* The grants of every pool and of all below it, by id. */
-static void
-sum_below(const struct policy *P, const struct pool *p, int *ts, int *tr,
-    int *tz)
-{
-	const struct supply	*sup = &P->sup[p->id];
-	int			 i, c;
-
-	ts[p->id] = sup->granted_shared;
-	tr[p->id] = sup->granted_reserved;
-	tz[p->id] = sup->zero_req;
-	for (i = 0; i < p->nchildren; i++) {
-		c = p->children[i]->id;
-		sum_below(P, p->children[i], ts, tr, tz);
-		ts[p->id] += ts[c];
-		tr[p->id] += tr[c];
-		tz[p->id] += tz[c];
-	}
-}
-
-/* Down the tree, each pool's own room capped by its ancestors'. */
-static void
-cap_below(const struct policy *P, const struct pool *p, int ms, int mr,
-    const int *ts, const int *tr, const int *tz, int *shared, int *reserved)
-{
-	int	own, i;
-
-	own = 1000 * cpuset_count(&P->sup[p->id].sharable) - ts[p->id];
-	if (own < ms)
-		ms = own;
-	own = 1000 * cpuset_count(&p->reserved) - tr[p->id];
-	if (own < mr)
-		mr = own;
-	shared[p->id] = tz[p->id] > 0 ? ms - 1 : ms;
-	reserved[p->id] = cpuset_empty(&p->reserved) ? -1 : mr;
-	for (i = 0; i < p->nchildren; i++)
-		cap_below(P, p->children[i], ms, mr, ts, tr, tz, shared,
-		    reserved);
-}
-
 /*
  * supply_allocatable_shared and supply_allocatable_reserved of every
- * pool, by id, in two walks of the tree instead of one per pool and
- * ancestor: scoring asks them of every pool for every container.
+ * pool, by id, in two passes over the pools instead of a walk per pool
+ * and ancestor: scoring asks them of every pool for every container. The
+ * ids are post-order, so going up the ids each pool's sums are whole
+ * before its parent takes them, and going down each pool's parent is
+ * capped before the pool.
  */
 void
 supply_allocatable_every(const struct policy *P, int *shared, int *reserved)
 {
-	const struct pool	*root = pool_tree_root(P->tree);
-	size_t			 np = (size_t)pool_tree_count(P->tree);
+	const struct pool	*p;
+	const struct supply	*sup;
+	int			 np = pool_tree_count(P->tree), i, a, own;
 	int			*ts, *tr, *tz, buf[3 * POOLS_ON_STACK];
 
-	ts = xscratch(buf, sizeof buf, 3 * np, sizeof *ts);
+	ts = xscratch(buf, sizeof buf, 3 * (size_t)np, sizeof *ts);
 	tr = ts + np;
 	tz = tr + np;
-	sum_below(P, root, ts, tr, tz);
-	cap_below(P, root, INT_MAX, INT_MAX, ts, tr, tz, shared, reserved);
+	/* The grants of every pool and of all below it. */
+	for (i = 0; i < np; i++) {
+		p = pool_tree_get(P->tree, i);
+		sup = &P->sup[i];
+		ts[i] += sup->granted_shared;
+		tr[i] += sup->granted_reserved;
+		tz[i] += sup->zero_req;
+		if (p->parent != NULL) {
+			a = p->parent->id;
+			ts[a] += ts[i];
+			tr[a] += tr[i];
+			tz[a] += tz[i];
+		}
+	}
+	/* Each pool's own room capped by its ancestors': ts and tr then
+	 * hold the capped rooms, which its children read. */
+	for (i = np - 1; i >= 0; i--) {
+		p = pool_tree_get(P->tree, i);
+		own = 1000 * cpuset_count(&P->sup[i].sharable) - ts[i];
+		ts[i] = p->parent != NULL && ts[p->parent->id] < own ?
+		    ts[p->parent->id] : own;
+		own = 1000 * p->nreserved - tr[i];
+		tr[i] = p->parent != NULL && tr[p->parent->id] < own ?
+		    tr[p->parent->id] : own;
+		shared[i] = tz[i] > 0 ? ts[i] - 1 : ts[i];
+		reserved[i] = p->nreserved == 0 ? -1 : tr[i];
+	}
 	xscratch_free(ts, buf);
 }
 

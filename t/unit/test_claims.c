@@ -437,6 +437,31 @@ stale_pinnings(void)
 	return (stale);
 }
 
+/* Shared room of p by its own CPUs and grants, no ancestor asked. */
+static int
+own_room(const struct pool *p)
+{
+	int	room = 1000 * cpuset_count(&e.P->sup[p->id].sharable), i;
+
+	room -= e.P->sup[p->id].granted_shared;
+	for (i = 0; i < p->nchildren; i++)
+		room -= 1000 * cpuset_count(&e.P->sup[p->children[i]->id].
+		    sharable) - own_room(p->children[i]);
+	return (room);
+}
+
+/* How many pools an ancestor's room caps below their own. */
+static int
+capped_pools(void)
+{
+	int	np = pool_tree_count(e.P->tree), id, n = 0;
+
+	for (id = 0; id < np; id++)
+		n += supply_allocatable_shared(e.P, pool_tree_get(e.P->tree,
+		    id)) + 1 < own_room(pool_tree_get(e.P->tree, id));
+	return (n);
+}
+
 /* The room of every pool at once is the room of each asked alone. */
 static void
 assert_room(const char *when)
@@ -505,4 +530,15 @@ Test(claims, pinnings_stay_current_as_claims_come_and_go)
 		cr_assert_eq(stale_pinnings(), 0, "after %s", steps[i]);
 		assert_room(steps[i]);
 	}
+	/* Burstable containers too big for a node take the shared CPUs of
+	 * the pools above, whose room then caps their nodes'. */
+	for (k = 0; k < 6; k++) {
+		snprintf(id, sizeof id, "big%d", k);
+		cr_assert_eq(env_create(&e, id, "BU", 6000 + 2000 * k, -1,
+		    "default", NULL, NULL), 0, "create %s: %s", id,
+		    e.cause ? e.cause : "");
+		cr_assert_eq(stale_pinnings(), 0, "after create %s", id);
+		assert_room(id);
+	}
+	cr_assert_gt(capped_pools(), 0, "an ancestor capped a pool's room");
 }
