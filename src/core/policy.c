@@ -504,7 +504,7 @@ score_pools(struct scoring *sc)
 	const struct cpuset	*hpset, *lpset;
 	double			*aff, w, sum;
 	int			 id, full, part, k, np, lp, hp, explicit;
-	int			*room, anyaff;
+	int			*room, anyaff, hpnone, lpnone, allnormal;
 	double			 affbuf[POOLS_ON_STACK];
 	int			 roombuf[2 * POOLS_ON_STACK];
 
@@ -518,6 +518,12 @@ score_pools(struct scoring *sc)
 		hpset = topology_prio_cpus(P->topo, CPU_PRIO_HIGH);
 	if (cpuset_empty(lpset))
 		lpset = topology_prio_cpus(P->topo, CPU_PRIO_LOW);
+	/* Most machines have one kind of CPU and no priorities: no
+	 * intersections to count, and every pool CPU (online) is normal. */
+	hpnone = cpuset_empty(hpset);
+	lpnone = cpuset_empty(lpset);
+	allnormal = cpuset_empty(topology_prio_cpus(P->topo, CPU_PRIO_HIGH)) &&
+	    cpuset_empty(topology_prio_cpus(P->topo, CPU_PRIO_LOW));
 	full = r->full;
 	part = r->fraction;
 	if (full == 0 && part == 0)
@@ -577,9 +583,12 @@ score_pools(struct scoring *sc)
 			if (!r->isolate || s->isolated < 0)
 				s->shared -= 1000 * full;
 			s->shared -= part;
-			hp = cpuset_and_count(hpset, &sup->sharable);
-			lp = cpuset_and_count(lpset, &sup->sharable);
-			k = cpuset_and_count(topology_prio_cpus(P->topo,
+			hp = hpnone ? 0 : cpuset_and_count(hpset,
+			    &sup->sharable);
+			lp = lpnone ? 0 : cpuset_and_count(lpset,
+			    &sup->sharable);
+			k = allnormal ? cpuset_count(&sup->sharable) :
+			    cpuset_and_count(topology_prio_cpus(P->topo,
 			    CPU_PRIO_NORMAL), &sup->sharable);
 			s->prio[CPU_PRIO_HIGH] = 1000 * hp - (1000 * full + part);
 			s->prio[CPU_PRIO_LOW] = 1000 * lp - (1000 * full + part);

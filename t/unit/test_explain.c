@@ -468,3 +468,73 @@ Test(explain, losers_in_rule_then_pool_order)
 		explain_unref(x);
 	}
 }
+
+/* The priority capacities of every candidate of container id's placement
+ * are its pool's sharable CPUs of each priority, less the request (a
+ * BestEffort container asks 1 milli-CPU and takes no CPU of its own). */
+static void
+assert_priorities(struct env *v, const char *id)
+{
+	const struct cpuset	*hp, *lp, *np;
+	const struct pool	*p;
+	json_t			*x, *cands, *pr;
+	char			*cause = NULL;
+	size_t			 i;
+	int			 want[3];
+
+	hp = topology_kind_cpus(v->topo, CORE_KIND_PERF);
+	lp = topology_kind_cpus(v->topo, CORE_KIND_EFFICIENT);
+	if (cpuset_empty(hp))
+		hp = topology_prio_cpus(v->topo, CPU_PRIO_HIGH);
+	if (cpuset_empty(lp))
+		lp = topology_prio_cpus(v->topo, CPU_PRIO_LOW);
+	np = topology_prio_cpus(v->topo, CPU_PRIO_NORMAL);
+	x = policy_explain(v->P, id, &cause);
+	cr_assert_not_null(x, "%s", cause);
+	cands = json_object_get(json_object_get(x, "decision"), "candidates");
+	cr_assert_gt(json_array_size(cands), 1);
+	for (i = 0; i < json_array_size(cands); i++) {
+		p = pool_tree_find(policy_tree(v->P), json_string_value(
+		    json_object_get(json_array_get(cands, i), "pool")));
+		cr_assert_not_null(p);
+		want[0] = 1000 * cpuset_and_count(hp,
+		    &v->P->sup[p->id].sharable) - 1;
+		want[1] = 1000 * cpuset_and_count(np,
+		    &v->P->sup[p->id].sharable) - 1;
+		want[2] = 1000 * cpuset_and_count(lp,
+		    &v->P->sup[p->id].sharable) - 1;
+		pr = json_object_get(json_array_get(cands, i), "priority");
+		cr_assert_eq(json_integer_value(json_object_get(pr, "high")),
+		    want[0], "%s", p->name);
+		cr_assert_eq(json_integer_value(json_object_get(pr,
+		    "normal")), want[1], "%s", p->name);
+		cr_assert_eq(json_integer_value(json_object_get(pr, "low")),
+		    want[2], "%s", p->name);
+	}
+	json_decref(x);
+}
+
+/* On a machine of one kind of CPU every CPU is of normal priority; on a
+ * hybrid one P-cores count as high and E-cores as low. */
+Test(explain, priority_capacities_of_every_candidate)
+{
+	struct env	 h;
+	char		*dir;
+
+	cr_assert_eq(env_create(&e, "be", "BE", -1, -1, NULL, NULL, NULL), 0,
+	    "%s", e.cause);
+	cr_assert(cpuset_empty(topology_prio_cpus(e.topo, CPU_PRIO_HIGH)));
+	assert_priorities(&e, "be");
+	dir = testlib_mksysfs("packages=2,nodes=2,cores=4,threads=2,"
+	    "mem=2G,ecores=2,basefreq=2.7G,ebasefreq=1800M");
+	env_open(&h, testlib_topology(dir), "{}");
+	cr_assert_eq(env_create(&h, "be", "BE", -1, -1, NULL, NULL, NULL), 0,
+	    "%s", h.cause);
+	cr_assert_not(cpuset_empty(topology_kind_cpus(h.topo,
+	    CORE_KIND_EFFICIENT)));
+	cr_assert_not(cpuset_empty(topology_prio_cpus(h.topo, CPU_PRIO_LOW)),
+	    "the E-cores are of low priority");
+	assert_priorities(&h, "be");
+	env_close(&h);
+	free(dir);
+}
