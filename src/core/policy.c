@@ -1911,6 +1911,7 @@ policy_reconfigure(struct policy *P, const struct config *cfg,
 		return (rc);
 	if ((rc = policy_carry_claims(N, P, cause)) != 0)
 		goto fail;
+	strmap_reserve(N->ctrs, (size_t)n);
 	/* Containers never refuse it: one that no longer fits falls back. */
 	v = policy_sorted(P->ctrs, &n);
 	for (pass = 0; pass < 2; pass++)
@@ -1982,6 +1983,7 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 		return (-EINVAL);
 	}
 	seen = strmap_new_borrowing();
+	strmap_reserve(seen, (size_t)n);
 	for (i = 0; i < n && rc == 0; i++) {
 		if ((rc = cspec_check(&specs[i], cause)) != 0)
 			break;

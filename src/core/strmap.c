@@ -174,6 +174,14 @@ grow(struct strmap *m)
 	free(old);
 }
 
+void
+strmap_reserve(struct strmap *m, size_t n)
+{
+	/* Doubled as puts would double it, rehashed once. */
+	while (n * 2 > m->size)
+		grow(m);
+}
+
 /* Puts key in slot i, which find gave for hash h. */
 static const char *
 put_at(struct strmap *m, size_t i, const char *key, uint32_t h, void *value)

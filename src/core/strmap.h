@@ -25,6 +25,9 @@ void		 strmap_reset(struct strmap *);
 /* strmap_free, and each value given to fn first (free, a _free). */
 void		 strmap_free_all(struct strmap *, void (*fn)(void *));
 void		*strmap_get(const struct strmap *, const char *);
+/* Makes room for n entries in all, so that filling the map up to them
+ * grows its table no more: a Synchronize knows how many it brings. */
+void		 strmap_reserve(struct strmap *, size_t n);
 /* Sets key to value, replacing any earlier value. */
 void		 strmap_put(struct strmap *, const char *, void *);
 /* Puts key with value unless key is there: the map's own copy of key,

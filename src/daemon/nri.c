@@ -1275,7 +1275,8 @@ sync_finish(struct call *call)
 				pods[np++] = c->parts[i]->pods[j];
 	qsort(pods, np, sizeof *pods, pod_cmp);
 
-	seen = strmap_new();
+	seen = strmap_new_borrowing();
+	strmap_reserve(seen, c->sync_ctrs);
 	for (i = 0; i < (size_t)c->nparts; i++) {
 		for (j = 0; j < c->parts[i]->n_containers; j++) {
 			ct = c->parts[i]->containers[j];
@@ -1332,6 +1333,8 @@ sync_finish(struct call *call)
 	reply_updates(call, &resp.base, &resp.n_update, &resp.update, &a);
 
 	table_clear(n);
+	strmap_reserve(n->ctrs, k);
+	strmap_reserve(n->pods, np);
 	for (i = 0; i < k; i++)
 		table_put(n, cs[i].id, cs[i].pod);
 	n->backoff_ms = NRI_BACKOFF_MIN_MS;

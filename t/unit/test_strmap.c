@@ -192,6 +192,31 @@ Test(strmap, pooled_keys_live_until_reset)
 	free(big);
 }
 
+/* Room made ahead, empty or not, keeps every key findable. */
+Test(strmap, reserve_keeps_what_is_there)
+{
+	struct strmap	*m = strmap_new();
+	char		 id[65];
+	unsigned	 i;
+
+	for (i = 0; i < 100; i++) {
+		id_of(i, id);
+		strmap_put(m, id, (void *)(uintptr_t)(i + 1));
+	}
+	strmap_reserve(m, NKEYS);
+	strmap_reserve(m, 10);
+	for (i = 100; i < NKEYS; i++) {
+		id_of(i, id);
+		strmap_put(m, id, (void *)(uintptr_t)(i + 1));
+	}
+	cr_assert_eq(strmap_count(m), NKEYS);
+	for (i = 0; i < NKEYS; i++) {
+		id_of(i, id);
+		cr_assert_eq((uintptr_t)strmap_get(m, id), i + 1, "key %u", i);
+	}
+	strmap_free(m);
+}
+
 /* An object keyed by a string it holds, as nri.c's and memalloc.c's. */
 struct held {
 	char	*key;
