@@ -1911,9 +1911,9 @@ policy_reconfigure(struct policy *P, const struct config *cfg,
 		return (rc);
 	if ((rc = policy_carry_claims(N, P, cause)) != 0)
 		goto fail;
-	strmap_reserve(N->ctrs, (size_t)n);
 	/* Containers never refuse it: one that no longer fits falls back. */
 	v = policy_sorted(P->ctrs, &n);
+	strmap_reserve(N->ctrs, n);
 	for (pass = 0; pass < 2; pass++)
 		for (i = 0; i < n; i++)
 			if (holds_cpus(v[i]) == (pass == 0))
@@ -2002,6 +2002,7 @@ policy_sync(struct policy *P, const struct container_spec *specs, int n,
 		return (rc);
 	if ((rc = policy_carry_claims(N, P, cause)) != 0)
 		goto fail;
+	strmap_reserve(N->ctrs, (size_t)n);
 	if (fx != NULL) {
 		free(fx->read);
 		fx->read = xcalloc((size_t)n + 1, sizeof *fx->read);
