@@ -553,29 +553,42 @@ put_id(char *p, int v)
  * container, and a bit at a time with snprintf per run cost more than
  * the rest of a container's text.
  */
+size_t
+cpuset_format_to(const struct cpuset *s, char *buf, size_t size)
+{
+	char	run[24];	/* a comma, two ids and a dash */
+	size_t	len = 0, n;
+	int	lo, hi, end = (int)(s->nwords * WORD_BITS);
+
+	for (lo = run_edge(s, 0, 1); lo < end; lo = run_edge(s, hi + 2, 1)) {
+		hi = run_edge(s, lo, 0) - 1;
+		n = 0;
+		if (len > 0)
+			run[n++] = ',';
+		n += put_id(run + n, lo);
+		if (hi > lo) {
+			run[n++] = '-';
+			n += put_id(run + n, hi);
+		}
+		if (len + n < size)
+			memcpy(buf + len, run, n);
+		len += n;
+	}
+	if (len < size)
+		buf[len] = '\0';
+	return (len);
+}
+
 char *
 cpuset_format(const struct cpuset *s)
 {
-	char	*buf;
-	size_t	 len = 0, size = 64;
-	int	 lo, hi, end = (int)(s->nwords * WORD_BITS);
+	char	small[64], *buf;
+	size_t	len = cpuset_format_to(s, small, sizeof small);
 
-	buf = xmalloc(size);
-	for (lo = run_edge(s, 0, 1); lo < end; lo = run_edge(s, hi + 2, 1)) {
-		hi = run_edge(s, lo, 0) - 1;
-		/* Two ids, a comma, a dash and the NUL fit in 24 bytes. */
-		if (len + 24 > size) {
-			size *= 2;
-			buf = xreallocarray(buf, size, 1);
-		}
-		if (len > 0)
-			buf[len++] = ',';
-		len += put_id(buf + len, lo);
-		if (hi > lo) {
-			buf[len++] = '-';
-			len += put_id(buf + len, hi);
-		}
-	}
-	buf[len] = '\0';
+	buf = xmalloc(len + 1);
+	if (len < sizeof small)
+		memcpy(buf, small, len + 1);
+	else
+		(void)cpuset_format_to(s, buf, len + 1);
 	return (buf);
 }

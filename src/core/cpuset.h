@@ -64,6 +64,10 @@ int		 cpuset_last(const struct cpuset *);
 int		 cpuset_parse(struct cpuset *, const char *, char **);
 /* The list form, caller frees; "" for the empty set. */
 char		*cpuset_format(const struct cpuset *);
+/* The list form into buf, whole and NUL-ended when what it returns, its
+ * length, is less than size (as snprintf): no allocation for a set
+ * written into a bigger text. */
+size_t		 cpuset_format_to(const struct cpuset *, char *buf, size_t size);
 
 #define CPUSET_FOREACH(id, set) \
 	for ((id) = cpuset_first(set); (id) >= 0; (id) = cpuset_next((set), (id)))

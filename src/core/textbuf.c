@@ -198,8 +198,19 @@ tb_str(struct textbuf *b, const char *s)
 void
 tb_cpuset(struct textbuf *b, const struct cpuset *s)
 {
-	char	*list = cpuset_format(s);
+	char	 small[256], *list;
+	size_t	 n = cpuset_format_to(s, small, sizeof small);
 
+	/* Digits, commas and dashes: nothing to escape. */
+	if (n < sizeof small) {
+		tb_reserve(b, n + 2);
+		b->p[b->len++] = '"';
+		memcpy(b->p + b->len, small, n);
+		b->len += n;
+		b->p[b->len++] = '"';
+		return;
+	}
+	list = cpuset_format(s);
 	tb_str(b, list);
 	free(list);
 }

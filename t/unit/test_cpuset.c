@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "cpuset.h"
+#include "textbuf.h"
+#include "xmalloc.h"
 #include "testlib.h"
 
 static void
@@ -283,6 +285,36 @@ format_slowly(const struct cpuset *s)
 	return (buf);
 }
 
+/* cpuset_format_to gives want's length whatever the room, and want
+ * whole when the room is more; tb_cpuset gives it as a JSON string. */
+static void
+assert_format_to(const struct cpuset *s, const char *want)
+{
+	size_t		 len = strlen(want), size;
+	struct textbuf	 b;
+	char		*buf = xmalloc(len + 2), *text;
+
+	for (size = 0; size <= len + 1; size += size < 3 || size + 3 > len ?
+	    1 : len / 5 + 1) {
+		memset(buf, '#', len + 2);
+		cr_assert_eq(cpuset_format_to(s, buf, size), len);
+		if (size > len)
+			cr_assert_str_eq(buf, want);
+		else
+			cr_assert_eq(buf[size], '#', "past the room given");
+	}
+	tb_init(&b, 8);
+	tb_lit(&b, "[");
+	tb_cpuset(&b, s);
+	text = tb_finish(&b, NULL);
+	cr_assert_eq(strlen(text), len + 3);
+	cr_assert_eq(strncmp(text, "[\"", 2), 0);
+	cr_assert_eq(strncmp(text + 2, want, len), 0);
+	cr_assert_str_eq(text + 2 + len, "\"");
+	free(text);
+	free(buf);
+}
+
 /* Runs that start and end on and across word edges, lone ids, the first
  * and the last id, and sets grown past what they hold. */
 Test(cpuset, format_is_the_list_a_bit_at_a_time)
@@ -312,9 +344,14 @@ Test(cpuset, format_is_the_list_a_bit_at_a_time)
 			for (; len >= 0 && lo < CPUSET_SETSIZE; len--, lo++)
 				cpuset_add(&s, lo);
 		}
+		/* Many runs: longer than any buffer on the way. */
+		if (i % 10 == 0)
+			for (lo = (int)(r % 64); lo < 1000; lo += 2 + i % 3)
+				cpuset_add(&s, lo);
 		got = cpuset_format(&s);
 		want = format_slowly(&s);
 		cr_assert_str_eq(got, want, "set %d", i);
+		assert_format_to(&s, want);
 		free(got);
 		free(want);
 	}
