@@ -48,8 +48,9 @@ struct exports {
 	struct strmap	*queue;		/* id -> QUEUED_WRITE, QUEUED_REMOVE */
 	struct strmap	*pool_queue;	/* pool name -> itself */
 	struct strmap	*failing;	/* container id -> itself */
-	struct strmap	*digests;	/* id -> uint64_t: what its file holds */
-	struct strmap	*pools;		/* pool file name -> uint64_t */
+	/* Keyed by the names their struct digest holds. */
+	struct strmap	*digests;	/* id -> what its file holds */
+	struct strmap	*pools;		/* pool file name -> the same */
 	struct strmap	*fresh;		/* pool name -> struct settled */
 	/* What containers/ held at the first flush: a container not in it
 	 * and without a digest has no file to read back (a Synchronize of
@@ -90,8 +91,8 @@ exports_new(const char *state_dir)
 	ex->queue = strmap_new();
 	ex->pool_queue = strmap_new();
 	ex->failing = strmap_new();
-	ex->digests = strmap_new();
-	ex->pools = strmap_new();
+	ex->digests = strmap_new_borrowing();
+	ex->pools = strmap_new_borrowing();
 	ex->fresh = strmap_new();
 	ex->spares = resfile_spares_new(state_dir);
 	return (ex);
@@ -114,16 +115,26 @@ exports_free(struct exports *ex)
 	free(ex);
 }
 
+/* A file's digest, with the name its map keys it by: one allocation
+ * for both. */
+struct digest {
+	uint64_t	h;
+	char		name[];
+};
+
 static void
 set_digest(struct strmap *m, const char *key, uint64_t h)
 {
-	uint64_t	*d;
+	struct digest	*d;
+	size_t		 len;
 
 	if ((d = strmap_get(m, key)) == NULL) {
-		d = xmalloc(sizeof *d);
-		strmap_put(m, key, d);
+		len = strlen(key);
+		d = xmalloc(sizeof *d + len + 1);
+		memcpy(d->name, key, len + 1);
+		strmap_put(m, d->name, d);
 	}
-	*d = h;
+	d->h = h;
 }
 
 /* Lists containers/ once; a folder that cannot be read holds nothing we
@@ -192,12 +203,12 @@ static int
 holds(struct exports *ex, struct strmap *m, const char *sub,
     const char *name, const char *text, size_t len, uint64_t h)
 {
-	uint64_t	*d;
+	struct digest	*d;
 	char		*path, *old = NULL, *cause = NULL;
 	size_t		 oldlen;
 
 	if ((d = strmap_get(m, name)) != NULL)
-		return (*d == h);
+		return (d->h == h);
 	if (m == ex->digests && !was_there(ex, name))
 		return (0);
 	xasprintf(&path, "%s/%s/%s/%s", ex->dir, sub, name, RESFILE_NAME);
@@ -207,7 +218,7 @@ holds(struct exports *ex, struct strmap *m, const char *sub,
 	free(cause);
 	free(old);
 	free(path);
-	return ((d = strmap_get(m, name)) != NULL && *d == h);
+	return ((d = strmap_get(m, name)) != NULL && d->h == h);
 }
 
 /*
@@ -279,12 +290,12 @@ export_linked(struct exports *ex, const struct policy *P, const char *id,
     const struct pool *p)
 {
 	struct settled	*st;
-	uint64_t	*d;
+	struct digest	*d;
 	char		*cause = NULL;
 
 	if ((st = export_pool(ex, P, p))->rc != 0)
 		return;
-	if ((d = strmap_get(ex->digests, id)) != NULL && *d == st->link)
+	if ((d = strmap_get(ex->digests, id)) != NULL && d->h == st->link)
 		return;
 	if (d == NULL && was_there(ex, id) &&
 	    resfile_linked(ex->dir, id, st->file)) {
