@@ -184,6 +184,24 @@ coldstart_inherit(const struct policy *P, struct grant *g,
 	coldstart_apply(P, g);
 }
 
+/* The grant of container id when its start would begin a cold start. */
+static struct grant *
+cold_to_start(const struct policy *P, const char *id)
+{
+	struct grant	*g;
+
+	if ((g = strmap_get(P->ctrs, id)) == NULL || g->req.cold_ms <= 0 ||
+	    g->cold_until != 0 || g->cold_done)
+		return (NULL);
+	return (g);
+}
+
+int
+policy_start_begins(const struct policy *P, const char *id)
+{
+	return (cold_to_start(P, id) != NULL);
+}
+
 int
 policy_start(struct policy *P, const char *id, long long at,
     struct policy_effects *fx)
@@ -191,8 +209,7 @@ policy_start(struct policy *P, const char *id, long long at,
 	struct undoctx	 u;
 	struct grant	*g, *ng;
 
-	if ((g = strmap_get(P->ctrs, id)) == NULL || g->req.cold_ms <= 0 ||
-	    g->cold_until != 0 || g->cold_done)
+	if ((g = cold_to_start(P, id)) == NULL)
 		return (0);
 	undo_begin(P, fx, &u);
 	ng = grant_dup(g);

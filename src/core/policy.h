@@ -229,6 +229,9 @@ int	policy_create(struct policy *, const struct container_spec *,
  */
 int	policy_start(struct policy *, const char *id, long long at,
 	    struct policy_effects *);
+/* Whether policy_start of id would begin anything (a Synchronize asks it
+ * of every running container, nearly all without a cold start). */
+int	policy_start_begins(const struct policy *, const char *id);
 int	policy_cold_due(struct policy *, long long at, struct policy_effects *);
 long long policy_cold_next(const struct policy *);
 /* mem_limit: bytes, 0 unlimited, -1 as it was. */

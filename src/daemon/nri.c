@@ -195,9 +195,8 @@ struct acc {
 	struct strmap	 *idx;	/* id -> index + 1; keys pooled */
 };
 
-/* A container the runtime told us of, for RemovePodSandbox. */
-/* A container the runtime told of: its id and pod's, held in one block
- * (the ctrs map keeps its id as the key). */
+/* A container the runtime told us of, for RemovePodSandbox: its id and
+ * its pod's in one block (the ctrs map keeps its id as the key). */
 struct ctr {
 	char			*id;
 	char			*pod;
@@ -1079,7 +1078,7 @@ started(struct nri *n, const char *id)
 	struct policy_effects	 fx;
 	char			*cause = NULL;
 
-	if (policy_pinning(n->srv->policy, id) == NULL)
+	if (!policy_start_begins(n->srv->policy, id))
 		return;
 	policy_effects_init(&fx);
 	if (server_started(n->srv, id, &fx, &cause) != 0) {

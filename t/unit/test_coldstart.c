@@ -155,6 +155,8 @@ Test(coldstart, go_coldstart_test)
 
 	create("c", ANN("c", "duration: 1s"));
 	assert_mems("c", "1");
+	cr_assert(policy_start_begins(e.P, "c"));
+	cr_assert_not(policy_start_begins(e.P, "nobody"));
 	/* Not started, nothing runs out. */
 	cr_assert_eq(policy_cold_next(e.P), 0);
 	env_reset(&e);
@@ -165,6 +167,7 @@ Test(coldstart, go_coldstart_test)
 	cr_assert_eq(policy_start(e.P, "c", 5000, &e.fx), 0);
 	cr_assert(e.fx.save);
 	cr_assert_eq(policy_cold_next(e.P), 6000);
+	cr_assert_not(policy_start_begins(e.P, "c"), "begun already");
 	/* A second start says nothing new. */
 	env_reset(&e);
 	cr_assert_eq(policy_start(e.P, "c", 5500, &e.fx), 0);
@@ -184,6 +187,7 @@ Test(coldstart, go_coldstart_test)
 	cr_assert(cpuset_equal(&u->mems, &w));
 	cr_assert_eq(policy_cold_next(e.P), 0);
 	/* Over: a start again does nothing. */
+	cr_assert_not(policy_start_begins(e.P, "c"));
 	env_reset(&e);
 	cr_assert_eq(policy_start(e.P, "c", 9000, &e.fx), 0);
 	cr_assert_eq(policy_cold_next(e.P), 0);
@@ -278,6 +282,7 @@ Test(coldstart, dram_only_or_bad_values)
 	    "cold-start.resource-policy.nri.io/container.d=duration: 5s",
 	    NULL), 0, "%s", e.cause);
 	assert_mems("d", "0");
+	cr_assert_not(policy_start_begins(e.P, "d"), "no cold start kept");
 	cr_assert_geq(e.fx.nwarnings, 1);
 	cr_assert_not_null(strstr(e.fx.warnings[0], "cold start"), "%s",
 	    e.fx.warnings[0]);
