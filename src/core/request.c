@@ -210,7 +210,9 @@ cut_name(char *s)
 {
 	size_t	n;
 
-	if (s == NULL)
+	/* A byte escapes to six at most: a short name is never cut. */
+	if (s == NULL || strnlen(s, POLICY_MAX_NAME / 6 + 1) <=
+	    POLICY_MAX_NAME / 6)
 		return;
 	(void)tb_esc_len(s, POLICY_MAX_NAME, &n);
 	s[n] = '\0';

@@ -1176,6 +1176,40 @@ Test(placed, sync_takes_new_labels)
 	affinity_set_clear(&set);
 }
 
+/* Names cut at POLICY_MAX_NAME bytes of state text, at the edge: a
+ * control byte takes six there, a quote two, a letter one. */
+Test(expr, names_cut_at_their_text)
+{
+	static const struct {
+		char	c;
+		int	width;
+	} kinds[] = { { '\001', 6 }, { '"', 2 }, { 'a', 1 } };
+	struct container_spec	 s;
+	struct cspec		 c;
+	char			 name[POLICY_MAX_NAME + 8];
+	size_t			 k;
+	int			 n, want;
+
+	memset(&s, 0, sizeof s);
+	s.id = "x";
+	for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+		for (n = POLICY_MAX_NAME / kinds[k].width - 3;
+		    n <= POLICY_MAX_NAME / kinds[k].width + 3 &&
+		    n < (int)sizeof name; n++) {
+			memset(name, kinds[k].c, (size_t)n);
+			name[n] = '\0';
+			s.name = name;
+			s.namespace = name;
+			cspec_copy(&c, &s);
+			want = n < POLICY_MAX_NAME / kinds[k].width ? n :
+			    POLICY_MAX_NAME / kinds[k].width;
+			cr_assert_eq((int)strlen(c.name), want, "%d of %d",
+			    n, kinds[k].c);
+			cr_assert_str_eq(c.name, c.ns);
+			cspec_clear(&c);
+		}
+}
+
 /* The kubelet's label keys and only they, whatever else shares their
  * prefix or their length. */
 Test(expr, kube_labels_by_key)
