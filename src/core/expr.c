@@ -531,18 +531,20 @@ orempty(const char *s)
 	return (s != NULL ? s : "");
 }
 
-static const struct {
-	const char	*key;
-	enum expr_attr	 attr;
-} kube_labels[EXPR_KUBE_LABELS] = {
-	{ "io.kubernetes.container.name", ATTR_NAME },
-	{ "io.kubernetes.pod.name", ATTR_POD_NAME },
-	{ "io.kubernetes.pod.namespace", ATTR_NS },
-	{ "io.kubernetes.pod.uid", ATTR_POD_UID },
-};
-
 #define KUBE_PREFIX	"io.kubernetes."
 #define KUBE_PLEN	(sizeof KUBE_PREFIX - 1)
+#define KUBE_KEY(rest)	KUBE_PREFIX rest, sizeof rest - 1
+
+static const struct {
+	const char	*key;
+	size_t		 rest;		/* its length after the prefix */
+	enum expr_attr	 attr;
+} kube_labels[EXPR_KUBE_LABELS] = {
+	{ KUBE_KEY("container.name"), ATTR_NAME },
+	{ KUBE_KEY("pod.name"), ATTR_POD_NAME },
+	{ KUBE_KEY("pod.namespace"), ATTR_NS },
+	{ KUBE_KEY("pod.uid"), ATTR_POD_UID },
+};
 
 /* Asked of every label of every container a Synchronize copies: after
  * the prefix, the four keys differ in length, so one compare decides. */
@@ -554,11 +556,11 @@ expr_kube_label(const char *key)
 
 	if (strncmp(key, KUBE_PREFIX, KUBE_PLEN) != 0)
 		return (-1);
-	len = strlen(key);
+	len = strlen(key + KUBE_PLEN);
 	for (i = 0; i < EXPR_KUBE_LABELS; i++)
-		if (strlen(kube_labels[i].key) == len)
+		if (kube_labels[i].rest == len)
 			return (memcmp(key + KUBE_PLEN, kube_labels[i].key +
-			    KUBE_PLEN, len - KUBE_PLEN) == 0 ? i : -1);
+			    KUBE_PLEN, len) == 0 ? i : -1);
 	return (-1);
 }
 
