@@ -139,9 +139,10 @@ ranked_cmp(const void *a, const void *b)
 }
 
 /*
- * v in that order. It comes in pool id order, so an insertion by rank
- * alone keeps the ids in order: for the dozen pools of a tree that costs
- * a fifth of qsort, which is asked once for every container placed.
+ * v sorted as ranked_cmp orders it. v comes in pool id order, so an
+ * insertion by rank alone keeps the ids in order: for the dozen pools of
+ * a tree that costs a fifth of qsort, asked once for every container
+ * placed by score.
  */
 static void
 ranked_sort(struct ranked *v, int n)

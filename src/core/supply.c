@@ -7,7 +7,6 @@
 #include "autoconf.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <stdlib.h>
 
 #include "cpualloc.h"
