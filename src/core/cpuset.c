@@ -553,23 +553,56 @@ put_id(char *p, int v)
  * container, and a bit at a time with snprintf per run cost more than
  * the rest of a container's text.
  */
+/* A run lo-hi (or lo), after a comma unless first, at p; its length.
+ * RUN_MAX bytes at most: a comma, two ids and a dash. */
+#define RUN_MAX		24
+
+static size_t
+put_run(char *p, int lo, int hi, int first)
+{
+	size_t	n = 0;
+
+	if (!first)
+		p[n++] = ',';
+	n += put_id(p + n, lo);
+	if (hi > lo) {
+		p[n++] = '-';
+		n += put_id(p + n, hi);
+	}
+	return (n);
+}
+
+char *
+cpuset_format(const struct cpuset *s)
+{
+	char	*buf;
+	size_t	 len = 0, size = 64;
+	int	 lo, hi, end = (int)(s->nwords * WORD_BITS);
+
+	buf = xmalloc(size);
+	for (lo = run_edge(s, 0, 1); lo < end; lo = run_edge(s, hi + 2, 1)) {
+		hi = run_edge(s, lo, 0) - 1;
+		/* A run and the NUL fit in RUN_MAX bytes. */
+		if (len + RUN_MAX > size) {
+			size *= 2;
+			buf = xreallocarray(buf, size, 1);
+		}
+		len += put_run(buf + len, lo, hi, len == 0);
+	}
+	buf[len] = '\0';
+	return (buf);
+}
+
 size_t
 cpuset_format_to(const struct cpuset *s, char *buf, size_t size)
 {
-	char	run[24];	/* a comma, two ids and a dash */
+	char	run[RUN_MAX];
 	size_t	len = 0, n;
 	int	lo, hi, end = (int)(s->nwords * WORD_BITS);
 
 	for (lo = run_edge(s, 0, 1); lo < end; lo = run_edge(s, hi + 2, 1)) {
 		hi = run_edge(s, lo, 0) - 1;
-		n = 0;
-		if (len > 0)
-			run[n++] = ',';
-		n += put_id(run + n, lo);
-		if (hi > lo) {
-			run[n++] = '-';
-			n += put_id(run + n, hi);
-		}
+		n = put_run(run, lo, hi, len == 0);
 		if (len + n < size)
 			memcpy(buf + len, run, n);
 		len += n;
@@ -577,18 +610,4 @@ cpuset_format_to(const struct cpuset *s, char *buf, size_t size)
 	if (len < size)
 		buf[len] = '\0';
 	return (len);
-}
-
-char *
-cpuset_format(const struct cpuset *s)
-{
-	char	small[64], *buf;
-	size_t	len = cpuset_format_to(s, small, sizeof small);
-
-	buf = xmalloc(len + 1);
-	if (len < sizeof small)
-		memcpy(buf, small, len + 1);
-	else
-		(void)cpuset_format_to(s, buf, len + 1);
-	return (buf);
 }

@@ -198,21 +198,20 @@ tb_str(struct textbuf *b, const char *s)
 void
 tb_cpuset(struct textbuf *b, const struct cpuset *s)
 {
-	char	 small[256], *list;
-	size_t	 n = cpuset_format_to(s, small, sizeof small);
+	size_t	 room, n;
 
-	/* Digits, commas and dashes: nothing to escape. */
-	if (n < sizeof small) {
-		tb_reserve(b, n + 2);
-		b->p[b->len++] = '"';
-		memcpy(b->p + b->len, small, n);
-		b->len += n;
-		b->p[b->len++] = '"';
-		return;
+	/* Digits, commas and dashes, nothing to escape: written where the
+	 * text goes on, between its quotes, a second time only when the
+	 * buffer had no room for them (it doubles). */
+	tb_reserve(b, 64);
+	room = b->size - b->len - 2;
+	if ((n = cpuset_format_to(s, b->p + b->len + 1, room)) >= room) {
+		tb_reserve(b, n + 3);
+		(void)cpuset_format_to(s, b->p + b->len + 1, n + 1);
 	}
-	list = cpuset_format(s);
-	tb_str(b, list);
-	free(list);
+	b->p[b->len] = '"';
+	b->len += n + 1;
+	b->p[b->len++] = '"';
 }
 
 /* Annotations, env or labels: their keys are distinct (kv_copy,
