@@ -277,6 +277,8 @@ int	request_isolation(const struct policy *, const struct cspec *, int *,
 	    int *);
 int	cspec_copy(struct cspec *, const struct container_spec *);
 void	cspec_fold_labels(struct cspec *);
+/* The field of c that kubelet label k copies (expr_kube_field), or NULL. */
+const char *cspec_kube_field(const struct cspec *, int k);
 void	cspec_take_meta(struct cspec *, struct cspec *);
 struct policy_kv *cspec_labels(const struct cspec *, int *);
 int	cspec_same_meta(const struct cspec *, const struct container_spec *);

@@ -49,6 +49,25 @@ struct kv_fold {
 };
 
 /*
+ * Whether entry e, new to a copy, fits its caps: then counted in *kept
+ * and *bytes, else in *dropped. The one rule for kept and folded entries.
+ */
+static int
+kv_fits(const struct policy_kv *e, int *kept, int max, size_t *bytes,
+    size_t maxbytes, int *dropped)
+{
+	size_t	len = strlen(e->key) + (e->value ? strlen(e->value) : 0);
+
+	if (*kept >= max || *bytes + len > maxbytes) {
+		(*dropped)++;
+		return (0);
+	}
+	*bytes += len;
+	(*kept)++;
+	return (1);
+}
+
+/*
  * An entry of a label fold takes: counted under the caps where it first
  * appears, as if it were kept, and copied nowhere. 1 when it did.
  */
@@ -56,23 +75,15 @@ static int
 kv_fold_take(const struct kv_fold *fo, const struct policy_kv *e, int *kept,
     int max, size_t *bytes, size_t maxbytes, int *dropped)
 {
-	size_t	len;
 	int	k;
 
 	if (fo == NULL || (k = expr_kube_label(e->key)) < 0 ||
 	    !(fo->fold & (1u << k)))
 		return (0);
 	/* Given again: the one counted takes the last value, which folds. */
-	if (*fo->folded & (1u << k))
-		return (1);
-	len = strlen(e->key) + (e->value ? strlen(e->value) : 0);
-	if (*kept >= max || *bytes + len > maxbytes) {
-		(*dropped)++;
-		return (1);
-	}
-	*bytes += len;
-	(*kept)++;
-	*fo->folded |= 1u << k;
+	if (!(*fo->folded & (1u << k)) &&
+	    kv_fits(e, kept, max, bytes, maxbytes, dropped))
+		*fo->folded |= 1u << k;
 	return (1);
 }
 
@@ -82,7 +93,7 @@ kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
     const struct kv_fold *fo)
 {
 	struct strmap	*seen = NULL;
-	size_t		 bytes = 0, len;
+	size_t		 bytes = 0;
 	void		*at;
 	char		*key;
 	int		 i, j, k = 0, kept = 0, room = n;
@@ -121,20 +132,15 @@ kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
 			    in[i].value : "");
 			continue;
 		}
-		len = strlen(in[i].key) + (in[i].value ? strlen(in[i].value) :
-		    0);
-		if (kept >= max || bytes + len > maxbytes) {
+		if (!kv_fits(&in[i], &kept, max, &bytes, maxbytes, dropped)) {
 			free(key);
-			(*dropped)++;
 			continue;
 		}
-		bytes += len;
 		(*out)[k].key = key;
 		(*out)[k].value = utf8_clean(in[i].value ? in[i].value : "");
 		if (seen != NULL)
 			strmap_put(seen, key, (void *)(intptr_t)(k + 1));
 		k++;
-		kept++;
 	}
 	strmap_free(seen);
 	*nout = k;
@@ -144,6 +150,13 @@ kv_copy(struct policy_kv **out, int *nout, const struct policy_kv *in, int n,
 		*out = NULL;
 	} else if (k < room)
 		*out = xreallocarray(*out, (size_t)k + 1, sizeof **out);
+}
+
+const char *
+cspec_kube_field(const struct cspec *c, int k)
+{
+	return (expr_kube_field(k, c->name, c->ns, c->pod, c->pod_name,
+	    c->pod_uid));
 }
 
 /*
@@ -169,8 +182,7 @@ kv_fold_of(const struct cspec *c, const struct policy_kv *in, int n,
 		occ[k]++;
 	}
 	for (k = 0; k < EXPR_KUBE_LABELS; k++) {
-		if (last[k] == NULL || (f = expr_kube_field(k, c->name, c->ns,
-		    c->pod, c->pod_name, c->pod_uid)) == NULL ||
+		if (last[k] == NULL || (f = cspec_kube_field(c, k)) == NULL ||
 		    strcmp(f, last[k]) != 0)
 			continue;
 		fo->fold |= 1u << k;
@@ -371,8 +383,7 @@ cspec_fold_labels(struct cspec *c)
 
 	for (i = 0; i < c->nlabels; i++) {
 		k = expr_kube_label(c->labels[i].key);
-		f = k < 0 ? NULL : expr_kube_field(k, c->name, c->ns,
-		    c->pod, c->pod_name, c->pod_uid);
+		f = k < 0 ? NULL : cspec_kube_field(c, k);
 		if (f != NULL && strcmp(f, c->labels[i].value) == 0) {
 			c->kube_labels |= 1u << k;
 			free(c->labels[i].key);
@@ -401,8 +412,7 @@ cspec_labels(const struct cspec *c, int *n)
 		memcpy(kv, c->labels, (size_t)c->nlabels * sizeof *kv);
 	for (i = 0; i < EXPR_KUBE_LABELS; i++)
 		if ((c->kube_labels & (1u << i)) && (kv[k].value =
-		    (char *)expr_kube_field(i, c->name, c->ns, c->pod,
-		    c->pod_name, c->pod_uid)) != NULL)
+		    (char *)cspec_kube_field(c, i)) != NULL)
 			kv[k++].key = (char *)expr_kube_key(i);
 	*n = k;
 	return (kv);
@@ -422,10 +432,8 @@ refold(struct cspec *c, const struct cspec *from)
 	for (i = 0; i < EXPR_KUBE_LABELS; i++) {
 		if (!(c->kube_labels & (1u << i)))
 			continue;
-		was = expr_kube_field(i, from->name, from->ns, from->pod,
-		    from->pod_name, from->pod_uid);
-		now = expr_kube_field(i, c->name, c->ns, c->pod,
-		    c->pod_name, c->pod_uid);
+		was = cspec_kube_field(from, i);
+		now = cspec_kube_field(c, i);
 		if (now != NULL && was != NULL && strcmp(now, was) == 0)
 			continue;
 		c->kube_labels &= ~(1u << i);

@@ -595,16 +595,12 @@ bits_kept(const struct cspec *c, unsigned bits)
 {
 	int	i, k;
 
-	for (i = 0; i < EXPR_KUBE_LABELS; i++) {
-		if (!(bits & (1u << i)))
-			continue;
-		if (expr_kube_field(i, c->name, c->ns, c->pod, c->pod_name,
-		    c->pod_uid) == NULL)
+	for (i = 0; i < EXPR_KUBE_LABELS; i++)
+		if (cspec_kube_field(c, i) == NULL)
 			bits &= ~(1u << i);
-		for (k = 0; k < c->nlabels; k++)
-			if (strcmp(c->labels[k].key, expr_kube_key(i)) == 0)
-				bits &= ~(1u << i);
-	}
+	for (k = 0; k < c->nlabels; k++)
+		if ((i = expr_kube_label(c->labels[k].key)) >= 0)
+			bits &= ~(1u << i);
 	return (bits);
 }
 
