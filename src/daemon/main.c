@@ -18,6 +18,7 @@
 #include "k8sname.h"
 #include "log.h"
 #include "postings.h"
+#include "prefault.h"
 #include "server.h"
 #include "watch.h"
 
@@ -132,6 +133,7 @@ main(int argc, char **argv)
 	long			 v;
 	int			 ch, check = 0, i, rc;
 
+	prefault_init();
 	memset(&o, 0, sizeof o);
 	o.sysfs_root = "/";
 	o.config_path = "/etc/topoaware/config.json";

@@ -193,32 +193,6 @@ Test(pbarena, memory_is_aligned_separate_and_in_few_blocks)
 	pbarena_free(NULL);
 }
 
-/* The /proc/self/smaps entry of the mapping that holds p: its start, and
- * whether its VmFlags hold flag. */
-static int
-mapping_of(const void *p, uintptr_t *start, const char *flag)
-{
-	FILE		*f = fopen("/proc/self/smaps", "r");
-	char		 line[512];
-	uintptr_t	 lo, hi;
-	int		 in = 0, has = -1;
-
-	cr_assert_not_null(f);
-	while (fgets(line, sizeof line, f) != NULL) {
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2) {
-			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
-			if (in)
-				*start = lo;
-		} else if (in && strncmp(line, "VmFlags:", 8) == 0) {
-			has = strstr(line + 8, flag) != NULL;
-			break;
-		}
-	}
-	fclose(f);
-	cr_assert_geq(has, 0, "no mapping holds %p", p);
-	return (has);
-}
-
 Test(pbarena, a_large_arena_starts_in_huge_pages)
 {
 	struct pbarena		*a = pbarena_new_large(PBARENA_MAPPED_MIN);
@@ -247,7 +221,7 @@ Test(pbarena, a_large_arena_starts_in_huge_pages)
 	cr_assert_eq(first[4095], 0xa5);
 	if (testlib_advice_taken(MADV_HUGEPAGE)) {
 		/* Advised, from a huge page's boundary. */
-		cr_assert(mapping_of(first, &start, " hg"),
+		cr_assert(testlib_mapping_flag(first, &start, " hg"),
 		    "the block is not advised for huge pages");
 		cr_assert_eq(start % (2 << 20), 0, "starts at %#" PRIxPTR,
 		    start);

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +172,30 @@ testlib_advice_taken(int advice)
 	cr_assert(ok || errno == EINVAL, "%s", strerror(errno));
 	cr_assert_eq(munmap(m, 2 << 20), 0);
 	return (ok);
+}
+
+int
+testlib_mapping_flag(const void *p, uintptr_t *start, const char *flag)
+{
+	FILE		*f = fopen("/proc/self/smaps", "r");
+	char		 line[512];
+	uintptr_t	 lo, hi;
+	int		 in = 0, has = -1;
+
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2) {
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+			if (in)
+				*start = lo;
+		} else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			has = strstr(line + 8, flag) != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	cr_assert_geq(has, 0, "no mapping holds %p", p);
+	return (has);
 }
 
 int

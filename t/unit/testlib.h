@@ -7,6 +7,7 @@
 #define TOPOAWARE_TESTLIB_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cpuset.h"
 #include "topology.h"
@@ -48,6 +49,11 @@ int			 testlib_exists(const char *path);
 /* Whether this kernel takes madvise's advice on a fresh mapping; a
  * refusal must be EINVAL (an advice it does not know). */
 int			 testlib_advice_taken(int advice);
+/* Whether the VmFlags of the mapping that holds p (/proc/self/smaps)
+ * hold flag (" hg", " nh"); *start is the mapping's start. Fails the
+ * test when no mapping holds p. */
+int			 testlib_mapping_flag(const void *p, uintptr_t *start,
+			    const char *flag);
 /*
  * A counter of this process's page faults taken in user mode: the real
  * ones, not the pages madvise(MADV_POPULATE_WRITE) fills (which getrusage
