@@ -18,7 +18,6 @@
 #include "k8sname.h"
 #include "log.h"
 #include "postings.h"
-#include "prefault.h"
 #include "server.h"
 #include "watch.h"
 
@@ -133,7 +132,6 @@ main(int argc, char **argv)
 	long			 v;
 	int			 ch, check = 0, i, rc;
 
-	prefault_init();
 	memset(&o, 0, sizeof o);
 	o.sysfs_root = "/";
 	o.config_path = "/etc/topoaware/config.json";

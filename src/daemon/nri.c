@@ -1396,7 +1396,7 @@ h_synchronize(struct call *call, ProtobufCMessage **msg)
 	pf = prefault_heap(c->sync_ctrs > held ?
 	    (c->sync_ctrs - held) * NRI_SYNC_HEAP_PER_CONTAINER : 0);
 	if (prefault_filled(pf) > 0)
-		log_debug("NRI: %zu KiB of heap filled (%zu KiB advised for huge "
+		log_debug("NRI: %zu KiB of heap filled (%zu KiB of it in huge "
 		    "pages) for a Synchronize of %zu containers",
 		    prefault_filled(pf) >> 10, prefault_huge(pf) >> 10,
 		    c->sync_ctrs);

@@ -13,15 +13,8 @@
 /* Nor more than this made at once. */
 #define PREFAULT_MAX	((size_t)64 << 20)
 
-/* glibc's M_TOP_PAD (mallopt(3)), which prefault_heap raises for a
- * moment and sets back. */
-#define PREFAULT_TOP_PAD	((size_t)128 << 10)
-
 struct prefault;
 
-/* Once, before the first allocation that matters: malloc's thresholds
- * fixed at glibc's defaults (prefault.c). */
-void		 prefault_init(void);
 
 /*
  * About bytes of free heap, filled, for the allocations that follow (at
@@ -33,7 +26,7 @@ void		 prefault_init(void);
 struct prefault	*prefault_heap(size_t bytes);
 /* Bytes the kernel filled: 0 when it could not. */
 size_t		 prefault_filled(const struct prefault *);
-/* Bytes of it advised for transparent huge pages: 0 when none. */
+/* Bytes of it made transparent huge pages: 0 when none. */
 size_t		 prefault_huge(const struct prefault *);
 void		 prefault_done(struct prefault *);
 
