@@ -40,6 +40,11 @@ count there too, though none cost a fault of its own.
                                change's latency (its p99 under theirs),
                                and the CPU each costs, under every
                                change's CPU
+  host_fdatasync_paced_p50_us, host_fdatasync_paced_p99_us
+                               the same round trip 5 ms after the last:
+                               what an event that comes alone pays (on
+                               ext4 without a journal, the file's new
+                               mtime is written out with the record)
   start_to_ready_ms            exec to READY=1 (median of 5)
   rss_idle_kib, rssanon_idle_kib   VmRSS and RssAnon, synchronized, empty
   sync_1000_cpu_ms             daemon CPU for one Synchronize of 1,000
@@ -167,6 +172,9 @@ FIRSTS = 3      # daemons whose first Synchronize is measured
 # took 0.2 ms back to back and 0.8 ms after 20 ms idle).
 PREPARE_PAUSE = 0.01
 CREATE_PAUSE = 0.002
+# Between the paced journal syncs of host_costs: longer than a clock tick
+# (4 ms at 250 Hz), as between the creates of a node.
+SYNC_PAUSE = 0.005
 
 
 def cpu_ns(pid):
@@ -277,11 +285,22 @@ def host_costs(work):
             os.fdatasync(fd)
             syncs.append(time.perf_counter() - t)
         sync_cpu = (time.process_time() - c) / 200
+        # The same with the pause events leave between them: a write
+        # in a new clock tick changes the file's mtime, which ext4
+        # without a journal writes out with the next fdatasync too.
+        paced = []
+        for i in range(200, 300):
+            time.sleep(SYNC_PAUSE)
+            t = time.perf_counter()
+            os.pwrite(fd, b"J" * 360, i * 360)
+            os.fdatasync(fd)
+            paced.append(time.perf_counter() - t)
     finally:
         os.close(fd)
     report("host_page_touch_us", "host", page * 1e6, "us")
     report("host_new_file_us", "host", inode * 1e6, "us")
     report_latencies("host_fdatasync", "host", syncs)
+    report_latencies("host_fdatasync_paced", "host", paced)
     report("host_fdatasync_cpu_us", "host", sync_cpu * 1e6, "us")
 
 
