@@ -86,7 +86,7 @@ static int
 huge_eligible(const void *p)
 {
 	FILE		*f;
-	char		 line[512];
+	char		 line[512], *dash, *space;
 	unsigned long	 lo, hi;
 	int		 in = 0, ok = 0, start = 1;
 
@@ -95,8 +95,10 @@ huge_eligible(const void *p)
 	while (fgets(line, sizeof line, f) != NULL) {
 		/* A mapping's first line: "lo-hi perms ...". The rest of a
 		 * line longer than the buffer (a long path) is no start. */
-		if (start && sscanf(line, "%lx-%lx ", &lo, &hi) == 2 &&
-		    strchr(line, '-') < strchr(line, ' '))
+		dash = strchr(line, '-');
+		space = strchr(line, ' ');
+		if (start && dash != NULL && space != NULL && dash < space &&
+		    sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
 			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
 		else if (start && in &&
 		    strncmp(line, "THPeligible:", 12) == 0) {
