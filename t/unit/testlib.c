@@ -198,6 +198,66 @@ testlib_mapping_flag(const void *p, uintptr_t *start, const char *flag)
 	return (has);
 }
 
+/* The kB of a /proc/self/smaps field ("AnonHugePages:") of the mapping
+ * that holds p. */
+static long
+smaps_kib(const void *p, const char *field)
+{
+	FILE		*f = fopen("/proc/self/smaps", "r");
+	char		 line[512];
+	uintptr_t	 lo, hi;
+	long		 kib = -1;
+	int		 in = 0;
+
+	cr_assert_not_null(f);
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2)
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+		else if (in && strncmp(line, field, strlen(field)) == 0) {
+			kib = atol(line + strlen(field));
+			break;
+		}
+	}
+	fclose(f);
+	cr_assert_geq(kib, 0, "no %s for %p", field, p);
+	return (kib);
+}
+
+int
+testlib_huge_collapse(void)
+{
+	size_t	 huge = (size_t)2 << 20;
+	char	*m, *a;
+	int	 ok;
+
+	m = mmap(NULL, 3 * huge, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(m, MAP_FAILED);
+	a = (char *)(((uintptr_t)m + huge - 1) & ~(uintptr_t)(huge - 1));
+	/* A fault in advised memory is given a huge page... */
+	ok = madvise(a, huge, MADV_HUGEPAGE) == 0;
+	if (ok) {
+		a[0] = 1;
+		ok = smaps_kib(a, "AnonHugePages:") >= 2048;
+	}
+	/* ...and small pages are collapsed into one on request. */
+	if (ok) {
+		cr_assert_eq(munmap(m, 3 * huge), 0);
+		m = mmap(NULL, 3 * huge, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		cr_assert_neq(m, MAP_FAILED);
+		a = (char *)(((uintptr_t)m + huge - 1) &
+		    ~(uintptr_t)(huge - 1));
+		cr_assert_eq(madvise(a, huge, MADV_NOHUGEPAGE), 0);
+		a[0] = 1;
+		cr_assert_eq(madvise(a, huge, MADV_HUGEPAGE), 0);
+		ok = madvise(a, huge, 25 /* MADV_COLLAPSE */) == 0 &&
+		    smaps_kib(a, "AnonHugePages:") >= 2048;
+	}
+	cr_assert_eq(munmap(m, 3 * huge), 0);
+	return (ok);
+}
+
 int
 testlib_faults_open(void)
 {

@@ -54,6 +54,10 @@ int			 testlib_advice_taken(int advice);
  * test when no mapping holds p. */
 int			 testlib_mapping_flag(const void *p, uintptr_t *start,
 			    const char *flag);
+/* Whether this process is given transparent huge pages: a fault in
+ * advised memory gets one, and small pages are collapsed into one on
+ * request (MADV_COLLAPSE, Linux 6.1). */
+int			 testlib_huge_collapse(void);
 /*
  * A counter of this process's page faults taken in user mode: the real
  * ones, not the pages madvise(MADV_POPULATE_WRITE) fills (which getrusage
