@@ -174,66 +174,68 @@ testlib_advice_taken(int advice)
 	return (ok);
 }
 
-int
-testlib_mapping_flag(const void *p, uintptr_t *start, const char *flag)
+/*
+ * The line of /proc/self/smaps that starts with field ("VmFlags:",
+ * "AnonHugePages:") in the entry of the mapping that holds p, into line
+ * (size bytes); *start is the mapping's start. Fails the test when no
+ * mapping holds p or it has no such field.
+ */
+static void
+smaps_line(const void *p, const char *field, uintptr_t *start, char *line,
+    size_t size)
 {
 	FILE		*f = fopen("/proc/self/smaps", "r");
-	char		 line[512];
 	uintptr_t	 lo, hi;
-	int		 in = 0, has = -1;
+	int		 in = 0, found = 0;
 
 	cr_assert_not_null(f);
-	while (fgets(line, sizeof line, f) != NULL) {
+	while (fgets(line, (int)size, f) != NULL) {
 		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2) {
 			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
 			if (in)
 				*start = lo;
-		} else if (in && strncmp(line, "VmFlags:", 8) == 0) {
-			has = strstr(line + 8, flag) != NULL;
+		} else if (in && strncmp(line, field, strlen(field)) == 0) {
+			found = 1;
 			break;
 		}
 	}
 	fclose(f);
-	cr_assert_geq(has, 0, "no mapping holds %p", p);
-	return (has);
+	cr_assert(found, "no mapping holds %p with %s", p, field);
 }
 
-/* The kB of a /proc/self/smaps field ("AnonHugePages:") of the mapping
- * that holds p. */
+int
+testlib_mapping_flag(const void *p, uintptr_t *start, const char *flag)
+{
+	char	line[512];
+
+	smaps_line(p, "VmFlags:", start, line, sizeof line);
+	return (strstr(line + 8, flag) != NULL);
+}
+
+/* The kB of the smaps field of the mapping that holds p. */
 static long
 smaps_kib(const void *p, const char *field)
 {
-	FILE		*f = fopen("/proc/self/smaps", "r");
-	char		 line[512];
-	uintptr_t	 lo, hi;
-	long		 kib = -1;
-	int		 in = 0;
+	char		line[512];
+	uintptr_t	start;
 
-	cr_assert_not_null(f);
-	while (fgets(line, sizeof line, f) != NULL) {
-		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2)
-			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
-		else if (in && strncmp(line, field, strlen(field)) == 0) {
-			kib = atol(line + strlen(field));
-			break;
-		}
-	}
-	fclose(f);
-	cr_assert_geq(kib, 0, "no %s for %p", field, p);
-	return (kib);
+	smaps_line(p, field, &start, line, sizeof line);
+	return (atol(line + strlen(field)));
 }
 
 int
 testlib_huge_collapse(void)
 {
 	size_t	 huge = (size_t)2 << 20;
-	char	*m, *a;
+	char	*m, *a, *b;
 	int	 ok;
 
+	/* Two whole huge pages in it, a and b. */
 	m = mmap(NULL, 3 * huge, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	cr_assert_neq(m, MAP_FAILED);
 	a = (char *)(((uintptr_t)m + huge - 1) & ~(uintptr_t)(huge - 1));
+	b = a + huge;
 	/* A fault in advised memory is given a huge page... */
 	ok = madvise(a, huge, MADV_HUGEPAGE) == 0;
 	if (ok) {
@@ -242,17 +244,11 @@ testlib_huge_collapse(void)
 	}
 	/* ...and small pages are collapsed into one on request. */
 	if (ok) {
-		cr_assert_eq(munmap(m, 3 * huge), 0);
-		m = mmap(NULL, 3 * huge, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		cr_assert_neq(m, MAP_FAILED);
-		a = (char *)(((uintptr_t)m + huge - 1) &
-		    ~(uintptr_t)(huge - 1));
-		cr_assert_eq(madvise(a, huge, MADV_NOHUGEPAGE), 0);
-		a[0] = 1;
-		cr_assert_eq(madvise(a, huge, MADV_HUGEPAGE), 0);
-		ok = madvise(a, huge, 25 /* MADV_COLLAPSE */) == 0 &&
-		    smaps_kib(a, "AnonHugePages:") >= 2048;
+		cr_assert_eq(madvise(b, huge, MADV_NOHUGEPAGE), 0);
+		b[0] = 1;
+		cr_assert_eq(madvise(b, huge, MADV_HUGEPAGE), 0);
+		ok = madvise(b, huge, 25 /* MADV_COLLAPSE */) == 0 &&
+		    smaps_kib(b, "AnonHugePages:") >= 2048;
 	}
 	cr_assert_eq(munmap(m, 3 * huge), 0);
 	return (ok);
