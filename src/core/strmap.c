@@ -155,13 +155,14 @@ strmap_get(const struct strmap *m, const char *key)
 	return (m->slots[i].key != NULL ? m->slots[i].value : NULL);
 }
 
+/* The table at size slots (a power of two, larger), rehashed. */
 static void
-grow(struct strmap *m)
+resize(struct strmap *m, size_t size)
 {
 	struct slot	*old = m->slots;
 	size_t		 oldsize = m->size, i, j;
 
-	m->size *= 2;
+	m->size = size;
 	m->slots = xcalloc(m->size, sizeof *m->slots);
 	for (i = 0; i < oldsize; i++) {
 		if (old[i].key == NULL)
@@ -174,12 +175,22 @@ grow(struct strmap *m)
 	free(old);
 }
 
+static void
+grow(struct strmap *m)
+{
+	resize(m, m->size * 2);
+}
+
 void
 strmap_reserve(struct strmap *m, size_t n)
 {
+	size_t	size = m->size;
+
 	/* Doubled as puts would double it, rehashed once. */
-	while (n * 2 > m->size)
-		grow(m);
+	while (n * 2 > size)
+		size *= 2;
+	if (size > m->size)
+		resize(m, size);
 }
 
 /* Puts key in slot i, which find gave for hash h. */
